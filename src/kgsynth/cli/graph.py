@@ -1,0 +1,114 @@
+"""``kgsynth graph``: look at a graph and pull question-shaped subgraphs out of it."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from kgsynth.errors import KgsynthError
+from kgsynth.kg import KnowledgeGraph
+from kgsynth.queries import enumerate_subgraphs, sample_subgraphs
+
+app = typer.Typer(help="Inspect a graph and extract subgraphs.", no_args_is_help=True)
+_err = Console(stderr=True)
+
+PathsArg = typer.Argument(None, help="RDF files or folders (.ttl .nt .nq .trig .jsonld, optionally .gz).")
+EndpointOpt = typer.Option(None, "--endpoint", help="Query a SPARQL endpoint URL instead of files.")
+LangOpt = typer.Option("en,ru", "--lang", help="Label languages in order of preference, comma-separated.")
+
+
+def open_graph(paths: list[Path] | None, endpoint: str | None, lang: str) -> KnowledgeGraph:
+    """Files xor an endpoint, checked before anything is loaded."""
+    languages = tuple(code.strip() for code in lang.split(",") if code.strip())
+    if endpoint and paths:
+        raise KgsynthError("give graph files or --endpoint, not both")
+    if endpoint:
+        return KnowledgeGraph.from_endpoint(endpoint, lang=languages)
+    if not paths:
+        raise KgsynthError("give one or more graph files/folders, or --endpoint URL")
+    return KnowledgeGraph.load(*paths, lang=languages)
+
+
+@app.command()
+def stats(
+    paths: list[Path] | None = PathsArg,
+    endpoint: str | None = EndpointOpt,
+    lang: str = LangOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
+) -> None:
+    """Counts of triples, entities, relations, literal types, labels, rules and degrees."""
+    kg = open_graph(paths, endpoint, lang)
+    result = kg.stats()
+    if as_json:
+        typer.echo(result.model_dump_json(indent=2))
+        return
+    console = Console()
+    summary = Table(title=str(kg.backend.description), show_header=False)
+    for name in ("triples", "entities", "relations", "literals", "labelled_entities"):
+        summary.add_row(name, f"{getattr(result, name):,}")
+    summary.add_row("label languages", ", ".join(f"{k}: {v:,}" for k, v in result.label_languages.items()))
+    summary.add_row("rules by kind", ", ".join(f"{k}: {v}" for k, v in result.rules_by_kind.items()) or "none")
+    d = result.degree
+    summary.add_row("degree", f"min {d.min}, median {d.median:g}, mean {d.mean:g}, p90 {d.p90:g}, p99 {d.p99:g}, max {d.max}")
+    console.print(summary)
+    tables = [("literal type", "count", result.literal_types.items()), ("top relation", "triples", [(f"{lbl}  <{iri}>", n) for iri, lbl, n in result.top_relations])]
+    for title, unit, rows in tables:
+        table = Table(title, unit)
+        for key, count in rows:
+            table.add_row(key, f"{count:,}")
+        console.print(table)
+
+
+@app.command()
+def subgraphs(
+    paths: list[Path] | None = PathsArg,
+    endpoint: str | None = EndpointOpt,
+    shape: str = typer.Option(..., "--shape", help="simple, set, conditional, multihop, comparison or rule_application."),
+    limit: int = typer.Option(100, "--limit", min=0, help="How many subgraphs to write."),
+    seed: int = typer.Option(0, "--seed", help="Seed for anchored sampling."),
+    hops: int = typer.Option(2, "--hops", help="Chain length for multihop (2-4)."),
+    variant: str | None = typer.Option(None, "--variant", help="Conditional form: shared_subject, shared_object or chain."),
+    enumerate_all: bool = typer.Option(False, "--all", help="Enumerate in template order instead of sampling anchors."),
+    per_anchor: int = typer.Option(2, "--per-anchor", min=1, help="At most this many subgraphs per anchor entity."),
+    lang: str = LangOpt,
+    out: Path | None = typer.Option(None, "--out", help="JSONL file to write (default: standard output)."),
+) -> None:
+    """Extract subgraphs of one shape as JSON lines (one Subgraph per line)."""
+    kg = open_graph(paths, endpoint, lang)
+    if enumerate_all:
+        found = enumerate_subgraphs(kg, shape, limit=limit, hops=hops, variant=variant)
+    else:
+        found = sample_subgraphs(kg, shape, limit=limit, seed=seed, hops=hops, variant=variant, per_anchor=per_anchor)
+    if out is None:
+        for subgraph in found:
+            sys.stdout.write(subgraph.model_dump_json() + "\n")
+        return
+    written = _write_jsonl(found, out, limit)
+    _err.print(f"wrote {written:,} {shape} subgraphs to {out}" + ("" if written == limit else f" (the graph has no more than {written:,})"))
+
+
+def _write_jsonl(found, out: Path, limit: int) -> int:
+    """Write through a temporary file, so an interrupted run never leaves a partial file."""
+    partial = out.with_name(out.name + ".partial")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with partial.open("w", encoding="utf-8") as stream, Progress(*columns, console=_err, transient=True) as bar:
+            task = bar.add_task("subgraphs", total=limit)
+            written = 0
+            for subgraph in found:
+                stream.write(subgraph.model_dump_json() + "\n")
+                written += 1
+                bar.advance(task)
+        os.replace(partial, out)
+    except OSError as e:
+        raise KgsynthError(f"cannot write {out}: {e.strerror or e}") from None
+    finally:
+        partial.unlink(missing_ok=True)
+    return written

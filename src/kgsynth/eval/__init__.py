@@ -1,0 +1,1 @@
+"""Scoring, slices and reports (built in a later issue)."""

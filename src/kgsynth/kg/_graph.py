@@ -1,0 +1,233 @@
+"""KnowledgeGraph: one API over the embedded Oxigraph store and remote SPARQL endpoints."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pyoxigraph as ox
+
+from kgsynth.errors import GraphLoadError, KgsynthError
+from kgsynth.kg import _load
+from kgsynth.kg._backends import Backend, EndpointBackend, OxigraphBackend, Rows
+from kgsynth.kg._terms import Term, bind_values, local_name, to_python
+from kgsynth.kg.vocab import LABEL_PREDICATES
+
+if TYPE_CHECKING:
+    import networkx as nx
+    import rdflib
+
+    from kgsynth.kg._stats import GraphStats
+
+_LABEL_BATCH = 1000
+_LABELS_QUERY = """
+SELECT ?e ?p ?l WHERE {
+  #VALUES
+  VALUES ?p { %s }
+  ?e ?p ?l .
+  FILTER(isLiteral(?l))
+}
+""" % " ".join(f"<{p}>" for p in LABEL_PREDICATES)
+
+_FIND_QUERY = """
+SELECT DISTINCT ?e WHERE {
+  #VALUES
+  VALUES ?p { %s }
+  ?e ?p ?label .
+}
+""" % " ".join(f"<{p}>" for p in LABEL_PREDICATES)
+
+
+class KnowledgeGraph:
+    """A knowledge graph of facts and rules, queried with SPARQL.
+
+    Build one with :meth:`load` (files, folders, ``.gz``), :meth:`open` (an on-disk
+    store), :meth:`from_endpoint` (a remote SPARQL endpoint) or :meth:`from_rdflib`.
+
+    Args:
+        backend: where queries run; an empty in-memory Oxigraph store by default.
+        lang: label languages in order of preference (``""`` = no language tag).
+    """
+
+    def __init__(self, backend: Backend | None = None, *, lang: Sequence[str] = ("en",)):
+        self.backend = backend if backend is not None else OxigraphBackend(ox.Store())
+        self.lang = tuple(lang)
+
+    # ----------------------------------------------------------------- construction
+    @classmethod
+    def load(
+        cls,
+        *paths: str | os.PathLike[str],
+        lang: Sequence[str] = ("en",),
+        store_path: str | os.PathLike[str] | None = None,
+    ) -> KnowledgeGraph:
+        """Load RDF files or folders into a new embedded store.
+
+        Turtle, N-Triples, N-Quads, TriG, JSON-LD, N3 and RDF/XML are recognised by
+        extension, each optionally gzipped. Named graphs are merged into the union
+        default graph. ``store_path`` keeps the store on disk (reopen it with :meth:`open`).
+
+        Raises:
+            GraphLoadError: a path is unreadable, a file does not parse (with line and
+                column), or the files hold no triples.
+        """
+        if not paths:
+            raise GraphLoadError("no graph files given")
+        files = [f for p in paths for f in _load.rdf_files(Path(p))]
+        store = ox.Store(str(store_path)) if store_path is not None else ox.Store()
+        for file in files:
+            _load.load_file(store, file)
+        if len(store) == 0:
+            raise GraphLoadError(f"{', '.join(str(p) for p in paths)} holds no triples")
+        return cls(OxigraphBackend(store, f"embedded store of {', '.join(str(p) for p in paths)}"), lang=lang)
+
+    @classmethod
+    def open(cls, store_path: str | os.PathLike[str], *, lang: Sequence[str] = ("en",)) -> KnowledgeGraph:
+        """Open an on-disk store written earlier by ``load(..., store_path=...)``."""
+        if not Path(store_path).is_dir():
+            raise GraphLoadError(f"cannot open store {store_path}: no such folder")
+        try:
+            store = ox.Store.read_only(str(store_path))
+        except OSError as e:
+            raise GraphLoadError(f"cannot open store {store_path}: {e}") from None
+        return cls(OxigraphBackend(store, f"store {store_path}"), lang=lang)
+
+    @classmethod
+    def from_endpoint(cls, url: str, *, lang: Sequence[str] = ("en",), timeout: float = 60.0) -> KnowledgeGraph:
+        """A read-only graph behind a SPARQL endpoint (its default graph is queried)."""
+        kg = cls(EndpointBackend(url, timeout), lang=lang)
+        kg.select("SELECT * WHERE { ?s ?p ?o } LIMIT 1")  # fail here, not mid-job, if it is down
+        return kg
+
+    @classmethod
+    def from_rdflib(cls, graph: rdflib.Graph, *, lang: Sequence[str] = ("en",)) -> KnowledgeGraph:
+        """Copy an rdflib Graph or Dataset into a new embedded store."""
+        store = ox.Store()
+        store.bulk_load(graph.serialize(format="nquads", encoding="utf-8"), format=ox.RdfFormat.N_QUADS)
+        return cls(OxigraphBackend(store, "embedded store (from rdflib)"), lang=lang)
+
+    def to_rdflib(self) -> rdflib.Dataset:
+        """Copy the embedded store into an rdflib Dataset (named graphs kept)."""
+        import rdflib
+
+        data = self._store().dump(format=ox.RdfFormat.N_QUADS)
+        dataset = rdflib.Dataset()
+        dataset.parse(data=data, format="nquads")
+        return dataset
+
+    def add(self, *paths: str | os.PathLike[str]) -> None:
+        """Load more files into the embedded store (e.g. rules kept beside a data graph)."""
+        store = self._store()
+        for file in [f for p in paths for f in _load.rdf_files(Path(p))]:
+            _load.load_file(store, file)
+
+    def _store(self) -> ox.Store:
+        if not isinstance(self.backend, OxigraphBackend):
+            raise KgsynthError(f"{self.backend.description} is read-only; this needs the embedded store")
+        return self.backend.store
+
+    @property
+    def is_remote(self) -> bool:
+        return isinstance(self.backend, EndpointBackend)
+
+    def __repr__(self) -> str:
+        return f"KnowledgeGraph({self.backend.description})"
+
+    # ----------------------------------------------------------------- querying
+    def select(
+        self,
+        query: str,
+        values: tuple[Sequence[str], Iterable[Sequence[Term]]] | None = None,
+    ) -> Rows:
+        """Run a SPARQL SELECT; iterate the result for tuples of pyoxigraph terms.
+
+        ``values=(variables, rows)`` binds terms at the query's ``#VALUES`` line as an
+        escaped VALUES block, so no value is ever pasted into query text by hand.
+        """
+        if values is not None:
+            query = bind_values(query, *values)
+        return self.backend.select(query)
+
+    def __len__(self) -> int:
+        (count,) = next(iter(self.select("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")))
+        return int(count.value)
+
+    # ----------------------------------------------------------------- labels
+    def labels(self, terms: Iterable[Term]) -> dict[Term, dict[str, str]]:
+        """All labels of each term by language tag (``""`` for none); literals map to {}.
+
+        Per language the first label predicate in LABEL_PREDICATES wins, then the
+        smallest label, so the choice does not depend on store order.
+        """
+        nodes = sorted({t for t in terms if not isinstance(t, ox.Literal)}, key=str)
+        found: dict[Term, dict[str, tuple[int, str]]] = {}
+        rank = {p: i for i, p in enumerate(LABEL_PREDICATES)}
+        for start in range(0, len(nodes), _LABEL_BATCH):
+            batch = [(n,) for n in nodes[start : start + _LABEL_BATCH] if isinstance(n, ox.NamedNode)]
+            if not batch:
+                continue
+            for entity, predicate, label in self.select(_LABELS_QUERY, (("e",), batch)):
+                key = (rank[predicate.value], label.value)
+                by_lang = found.setdefault(entity, {})
+                lang = label.language or ""
+                if lang not in by_lang or key < by_lang[lang]:
+                    by_lang[lang] = key
+        return {t: {lang: v[1] for lang, v in sorted(found.get(t, {}).items())} for t in terms}
+
+    def pick_label(self, term: Term, labels: dict[str, str], lang: Sequence[str] | None = None) -> str:
+        """The label to show for ``term``: preferred language, else untagged, else any, else local name."""
+        if isinstance(term, ox.Literal):
+            return term.value
+        for code in (*(lang or self.lang), ""):
+            if code in labels:
+                return labels[code]
+        if labels:
+            return labels[min(labels)]
+        return local_name(term.value) if isinstance(term, ox.NamedNode) else str(term)
+
+    def label(self, term: Term, lang: Sequence[str] | None = None) -> str:
+        """The display label of one term (see :meth:`pick_label`)."""
+        return self.pick_label(term, self.labels([term])[term], lang)
+
+    def find(self, label: str, lang: str | None = None) -> list[ox.NamedNode]:
+        """Entities whose label is exactly ``label`` (in ``lang``, or untagged/any when None)."""
+        candidates = [ox.Literal(label, language=lang)] if lang else [ox.Literal(label)] + [
+            ox.Literal(label, language=code) for code in self.lang if code
+        ]
+        rows = self.select(_FIND_QUERY, (("label",), [(c,) for c in candidates]))
+        return sorted((e for (e,) in rows if isinstance(e, ox.NamedNode)), key=str)
+
+    @staticmethod
+    def value(term: Term) -> object:
+        """A literal's typed Python value (Decimal, int, date, ...); an IRI's string."""
+        if isinstance(term, ox.Literal):
+            return to_python(term.value, term.datatype.value)
+        return term.value
+
+    # ----------------------------------------------------------------- views
+    def stats(self, top: int = 10) -> GraphStats:
+        """Counts of triples, entities, relations, literal types and the degree distribution."""
+        from kgsynth.kg._stats import compute_stats
+
+        return compute_stats(self, top)
+
+    def to_networkx(self, include_literals: bool = True) -> nx.MultiDiGraph:
+        """The whole graph as a networkx MultiDiGraph (for notebook-sized graphs)."""
+        from kgsynth.kg._networkx import whole_graph
+
+        return whole_graph(self, include_literals)
+
+    def neighborhood(self, entity: Term | str, hops: int = 1, max_edges: int = 500) -> nx.MultiDiGraph:
+        """The entities within ``hops`` edges of ``entity`` (both directions), as networkx."""
+        from kgsynth.kg._networkx import neighborhood
+
+        node = ox.NamedNode(entity) if isinstance(entity, str) else entity
+        return neighborhood(self, node, hops, max_edges)
+
+    def draw(self, graph, ax=None, **kwargs):
+        """Draw a networkx view or anything with ``to_networkx()`` (e.g. a Subgraph)."""
+        from kgsynth.kg._networkx import draw
+
+        return draw(graph.to_networkx() if hasattr(graph, "to_networkx") else graph, ax=ax, **kwargs)

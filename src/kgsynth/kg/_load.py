@@ -1,0 +1,80 @@
+"""Reading RDF files and folders (optionally gzipped) into an Oxigraph store."""
+
+from __future__ import annotations
+
+import gzip
+import re
+import zlib
+from pathlib import Path
+
+import pyoxigraph as ox
+
+from kgsynth.errors import GraphLoadError
+
+FORMATS: dict[str, ox.RdfFormat] = {
+    ".ttl": ox.RdfFormat.TURTLE,
+    ".turtle": ox.RdfFormat.TURTLE,
+    ".nt": ox.RdfFormat.N_TRIPLES,
+    ".ntriples": ox.RdfFormat.N_TRIPLES,
+    ".nq": ox.RdfFormat.N_QUADS,
+    ".nquads": ox.RdfFormat.N_QUADS,
+    ".trig": ox.RdfFormat.TRIG,
+    ".jsonld": ox.RdfFormat.JSON_LD,
+    ".json-ld": ox.RdfFormat.JSON_LD,
+    ".n3": ox.RdfFormat.N3,
+    ".rdf": ox.RdfFormat.RDF_XML,
+    ".owl": ox.RdfFormat.RDF_XML,
+}
+_POSITION_PREFIX = re.compile(r"^Parser error (?:at|between) [^:]*: ")
+
+
+def rdf_format(path: Path) -> ox.RdfFormat | None:
+    """The RDF format of a file from its extension (``.gz`` is looked through), or None."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes.pop()
+    return FORMATS.get(suffixes[-1]) if suffixes else None
+
+
+def rdf_files(path: Path) -> list[Path]:
+    """The RDF files at ``path``: the file itself, or a folder's files, recursively, sorted."""
+    if not path.exists():
+        raise GraphLoadError(f"cannot read {path}: no such file or folder")
+    if path.is_file():
+        if rdf_format(path) is None:
+            known = ", ".join(sorted(FORMATS))
+            raise GraphLoadError(f"cannot tell the RDF format of {path}: use one of {known} (optionally .gz)")
+        return [path]
+    files = sorted(p for p in path.rglob("*") if p.is_file() and rdf_format(p) is not None)
+    if not files:
+        raise GraphLoadError(f"no RDF files in folder {path} (expected {', '.join(sorted(FORMATS))})")
+    return files
+
+
+def load_file(store: ox.Store, path: Path) -> None:
+    """Parse one file into the store; a parse error names the file, line and column."""
+    fmt = rdf_format(path)
+    try:
+        if path.suffix.lower() == ".gz":
+            with gzip.open(path, "rb") as stream:
+                store.bulk_load(stream, format=fmt, base_iri=path.resolve().as_uri())
+        else:
+            store.bulk_load(path=str(path), format=fmt, base_iri=path.resolve().as_uri())
+    except SyntaxError as e:
+        raise GraphLoadError(_syntax_message(path, e)) from None
+    except (gzip.BadGzipFile, EOFError, zlib.error) as e:
+        raise GraphLoadError(f"cannot read {path}: not a valid gzip file ({e})") from None
+    except UnicodeDecodeError as e:
+        raise GraphLoadError(f"cannot read {path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise GraphLoadError(f"cannot read {path}: {e.strerror or e}") from None
+
+
+def _syntax_message(path: Path, error: SyntaxError) -> str:
+    text = str(error.msg if error.msg else error)
+    detail = _POSITION_PREFIX.sub("", text)
+    if "LoadDocumentCallback" in detail:
+        detail = "JSON-LD remote @context cannot be fetched (kgsynth works offline); embed the context in the file"
+    if error.lineno:
+        return f"syntax error in {path} at line {error.lineno}, column {error.offset}: {detail}"
+    return f"syntax error in {path}: {detail}"

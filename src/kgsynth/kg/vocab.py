@@ -1,0 +1,297 @@
+"""The kgsynth vocabulary: how rules, domains and categories are written as RDF.
+
+Episodic facts are ordinary triples about entities. Semantic rules are resources of
+class ``kgs:Rule`` with a kind, parameters and input descriptors that name the
+relations the rule reads. ``docs/vocabulary.md`` documents every term with a Turtle
+example; :func:`load_rules` reads them back as typed, validated :class:`Rule` objects.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict
+
+from kgsynth.errors import RuleError
+
+if TYPE_CHECKING:
+    from kgsynth.kg._graph import KnowledgeGraph
+
+KGS = "https://w3id.org/kgsynth/vocab#"
+RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+RDFS = "http://www.w3.org/2000/01/rdf-schema#"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+SKOS = "http://www.w3.org/2004/02/skos/core#"
+SCHEMA = "http://schema.org/"
+OWL = "http://www.w3.org/2002/07/owl#"
+
+RDF_TYPE = RDF + "type"
+# Label predicates in priority order: the first one an entity has wins for a language.
+LABEL_PREDICATES = (SKOS + "prefLabel", RDFS + "label", SCHEMA + "name", "https://schema.org/name")
+
+
+class RuleKind(StrEnum):
+    """The five rule kinds hypothesis H4 compares."""
+
+    arithmetic = "arithmetic"
+    threshold = "threshold"
+    conditional = "conditional"
+    interval = "interval"
+    classification = "classification"
+
+
+class Operation(StrEnum):
+    """What a rule computes from its inputs (see docs/vocabulary.md for the formulas)."""
+
+    percent_of = "PercentOf"
+    percent_of_excess = "PercentOfExcess"
+    compare = "Compare"
+    case_rate = "CaseRate"
+    within_days = "WithinDays"
+    days_between = "DaysBetween"
+    deadline = "Deadline"
+    bracket_class = "BracketClass"
+
+
+class Comparison(StrEnum):
+    greater_than = "GreaterThan"
+    greater_or_equal = "GreaterOrEqual"
+    less_than = "LessThan"
+    less_or_equal = "LessOrEqual"
+
+
+# Which operations each kind allows, and the input roles each operation needs.
+OPERATIONS_BY_KIND: dict[RuleKind, tuple[Operation, ...]] = {
+    RuleKind.arithmetic: (Operation.percent_of, Operation.percent_of_excess),
+    RuleKind.threshold: (Operation.compare,),
+    RuleKind.conditional: (Operation.case_rate,),
+    RuleKind.interval: (Operation.within_days, Operation.days_between, Operation.deadline),
+    RuleKind.classification: (Operation.bracket_class,),
+}
+REQUIRED_ROLES: dict[Operation, frozenset[str]] = {
+    Operation.percent_of: frozenset({"amount"}),
+    Operation.percent_of_excess: frozenset({"amount"}),
+    Operation.compare: frozenset({"amount"}),
+    Operation.case_rate: frozenset({"amount", "condition"}),
+    Operation.within_days: frozenset({"start", "end"}),
+    Operation.days_between: frozenset({"start", "end"}),
+    Operation.deadline: frozenset({"start"}),
+    Operation.bracket_class: frozenset({"amount"}),
+}
+ROLES = frozenset({"amount", "limit", "threshold", "condition", "start", "end"})
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RuleInput(_Frozen):
+    """One fact a rule reads: the entity's value for ``relation`` plays ``role``."""
+
+    role: str
+    relation: str
+    sum_values: bool = False  # kgs:aggregate kgs:Sum: several values are added up
+
+
+class Bracket(_Frozen):
+    """A half-open range [lower, upper) mapped to a class resource."""
+
+    lower: Decimal | None = None
+    upper: Decimal | None = None
+    class_iri: str
+
+
+class Case(_Frozen):
+    """Rate used when the ``condition`` input equals ``when`` (an N-Triples term)."""
+
+    when: str
+    rate: Decimal
+
+
+class Rule(_Frozen):
+    """A semantic rule read from the graph, validated for its kind."""
+
+    iri: str
+    kind: RuleKind
+    operation: Operation
+    labels: dict[str, str] = {}
+    statements: dict[str, str] = {}
+    domain: str | None = None
+    category: str | None = None
+    applies_to_class: str | None = None
+    inputs: tuple[RuleInput, ...]
+    rate: Decimal | None = None
+    threshold: Decimal | None = None
+    comparison: Comparison | None = None
+    max_days: int | None = None
+    default_rate: Decimal | None = None
+    rounding: int | None = None
+    unit: str | None = None
+    brackets: tuple[Bracket, ...] = ()
+    cases: tuple[Case, ...] = ()
+
+    @property
+    def relations(self) -> tuple[str, ...]:
+        return tuple(i.relation for i in self.inputs)
+
+
+_RULE_QUERY = f"""
+PREFIX kgs: <{KGS}>
+SELECT ?rule ?p ?o WHERE {{ ?rule a kgs:Rule ; ?p ?o . }}
+"""
+_NODE_QUERY = f"""
+PREFIX kgs: <{KGS}>
+SELECT ?rule ?link ?node ?p ?o WHERE {{
+  ?rule a kgs:Rule ; ?link ?node .
+  VALUES ?link {{ kgs:input kgs:bracket kgs:case }}
+  ?node ?p ?o .
+}}
+"""
+
+
+def _local(iri: str) -> str:
+    return iri.removeprefix(KGS)
+
+
+def _rule_error(rule: str, message: str) -> RuleError:
+    return RuleError(f"rule <{rule}>: {message}")
+
+
+def load_rules(kg: KnowledgeGraph) -> dict[str, Rule]:
+    """Read and validate every ``kgs:Rule`` in the graph, keyed by IRI.
+
+    Raises:
+        RuleError: a rule misses a parameter its kind needs, or has an unknown value.
+    """
+    props: dict[str, dict[str, list]] = {}
+    for rule, p, o in kg.select(_RULE_QUERY):
+        props.setdefault(rule.value, {}).setdefault(p.value, []).append(o)
+    nodes: dict[tuple[str, str], dict[str, dict[str, list]]] = {}
+    for rule, link, node, p, o in kg.select(_NODE_QUERY):
+        key = (rule.value, _local(link.value))
+        nodes.setdefault(key, {}).setdefault(str(node), {}).setdefault(p.value, []).append(o)
+    return {iri: _build_rule(iri, props[iri], nodes) for iri in sorted(props)}
+
+
+def _one(rule: str, values: dict[str, list], name: str, required: bool = False):
+    found = values.get(KGS + name, [])
+    if len(found) > 1:
+        raise _rule_error(rule, f"kgs:{name} has {len(found)} values, expected one")
+    if not found:
+        if required:
+            raise _rule_error(rule, f"missing kgs:{name}")
+        return None
+    return found[0]
+
+
+def _decimal(rule: str, values: dict[str, list], name: str) -> Decimal | None:
+    term = _one(rule, values, name)
+    if term is None:
+        return None
+    try:
+        return Decimal(term.value)
+    except ArithmeticError:
+        raise _rule_error(rule, f"kgs:{name} {term.value!r} is not a number") from None
+
+
+def _enum(rule: str, values: dict[str, list], name: str, enum: type[StrEnum], required: bool = False):
+    """Read a kgs: resource value as an enum member; RuleKind members are lower-case names."""
+    term = _one(rule, values, name, required)
+    if term is None:
+        return None
+    local = _local(term.value)
+    for member in enum:
+        if member.value.lower() == local.lower():
+            return member
+    allowed = ", ".join(f"kgs:{m.value[0].upper()}{m.value[1:]}" for m in enum)
+    raise _rule_error(rule, f"kgs:{name} {term} is not one of {allowed}")
+
+
+def _lang_texts(terms: list) -> dict[str, str]:
+    return {t.language or "": t.value for t in sorted(terms, key=str, reverse=True)}
+
+
+def _build_rule(iri: str, values: dict[str, list], nodes: dict) -> Rule:
+    kind = _enum(iri, values, "kind", RuleKind, required=True)
+    allowed = OPERATIONS_BY_KIND[kind]
+    operation = _enum(iri, values, "operation", Operation) or allowed[0]
+    if operation not in allowed:
+        raise _rule_error(iri, f"kgs:{operation.value} is not an operation of kind {kind.value}")
+    inputs = tuple(_build_input(iri, n) for n in nodes.get((iri, "input"), {}).values())
+    missing = REQUIRED_ROLES[operation] - {i.role for i in inputs}
+    if missing:
+        raise _rule_error(iri, f"kgs:{operation.value} needs inputs with roles {sorted(missing)}")
+    max_days = _one(iri, values, "maxDays")
+    rounding = _one(iri, values, "rounding")
+    rule = Rule(
+        iri=iri,
+        kind=kind,
+        operation=operation,
+        labels=_lang_texts(values.get(RDFS + "label", [])),
+        statements=_lang_texts(values.get(KGS + "statement", [])),
+        domain=_value(_one(iri, values, "domain")),
+        category=_value(_one(iri, values, "category")),
+        applies_to_class=_value(_one(iri, values, "appliesToClass")),
+        inputs=tuple(sorted(inputs, key=lambda i: (i.role, i.relation))),
+        rate=_decimal(iri, values, "rate"),
+        threshold=_decimal(iri, values, "threshold"),
+        comparison=_enum(iri, values, "comparison", Comparison),
+        max_days=int(max_days.value) if max_days is not None else None,
+        default_rate=_decimal(iri, values, "defaultRate"),
+        rounding=int(rounding.value) if rounding is not None else None,
+        unit=_value(_one(iri, values, "unit")),
+        brackets=tuple(_build_bracket(iri, n) for n in nodes.get((iri, "bracket"), {}).values()),
+        cases=tuple(_build_case(iri, n) for n in nodes.get((iri, "case"), {}).values()),
+    )
+    _check_parameters(rule)
+    return rule
+
+
+def _value(term) -> str | None:
+    """An IRI's string or a literal's lexical form."""
+    return None if term is None else term.value
+
+
+def _build_input(rule: str, values: dict[str, list]) -> RuleInput:
+    role = _one(rule, values, "role", required=True).value
+    if role not in ROLES:
+        raise _rule_error(rule, f"input role {role!r} is not one of {sorted(ROLES)}")
+    aggregate = _one(rule, values, "aggregate")
+    if aggregate is not None and aggregate.value != KGS + "Sum":
+        raise _rule_error(rule, f"kgs:aggregate {aggregate} is not kgs:Sum")
+    relation = _one(rule, values, "relation", required=True)
+    return RuleInput(role=role, relation=relation.value, sum_values=aggregate is not None)
+
+
+def _build_bracket(rule: str, values: dict[str, list]) -> Bracket:
+    return Bracket(
+        lower=_decimal(rule, values, "lowerBound"),
+        upper=_decimal(rule, values, "upperBound"),
+        class_iri=_one(rule, values, "class", required=True).value,
+    )
+
+
+def _build_case(rule: str, values: dict[str, list]) -> Case:
+    rate = _decimal(rule, values, "rate")
+    if rate is None:
+        raise _rule_error(rule, "a kgs:case misses kgs:rate")
+    return Case(when=str(_one(rule, values, "when", required=True)), rate=rate)
+
+
+def _check_parameters(rule: Rule) -> None:
+    roles = {i.role for i in rule.inputs}
+    op = rule.operation
+    if op in (Operation.percent_of, Operation.percent_of_excess) and rule.rate is None:
+        raise _rule_error(rule.iri, f"kgs:{op.value} needs kgs:rate")
+    if op in (Operation.percent_of_excess, Operation.compare) and rule.threshold is None and not roles & {"limit", "threshold"}:
+        raise _rule_error(rule.iri, f"kgs:{op.value} needs kgs:threshold or a 'limit'/'threshold' input")
+    if op is Operation.compare and rule.comparison is None:
+        raise _rule_error(rule.iri, "a threshold rule needs kgs:comparison")
+    if op is Operation.case_rate and not rule.cases:
+        raise _rule_error(rule.iri, "a conditional rule needs at least one kgs:case")
+    if op in (Operation.within_days, Operation.deadline) and rule.max_days is None:
+        raise _rule_error(rule.iri, f"kgs:{op.value} needs kgs:maxDays")
+    if op is Operation.bracket_class and len(rule.brackets) < 2:
+        raise _rule_error(rule.iri, "a classification rule needs at least two kgs:bracket")

@@ -1,0 +1,1 @@
+"""The one place that talks to a model (built in a later issue)."""

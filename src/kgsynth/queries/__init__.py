@@ -1,0 +1,18 @@
+"""SPARQL subgraph templates (package data ``templates/*.rq``) and the code that runs them."""
+
+from kgsynth.queries._extract import enumerate_subgraphs, sample_subgraphs, templates_for
+from kgsynth.queries._subgraph import Fact, Node, Shape, Subgraph
+from kgsynth.queries._templates import Template, load_template, template_names
+
+__all__ = [
+    "Fact",
+    "Node",
+    "Shape",
+    "Subgraph",
+    "Template",
+    "enumerate_subgraphs",
+    "load_template",
+    "sample_subgraphs",
+    "template_names",
+    "templates_for",
+]

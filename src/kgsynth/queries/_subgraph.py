@@ -1,0 +1,134 @@
+"""Typed subgraphs: what a SPARQL template found, with labels, ready for a question."""
+
+from __future__ import annotations
+
+import hashlib
+from enum import StrEnum
+from typing import TYPE_CHECKING, Literal
+
+import pyoxigraph as ox
+from pydantic import BaseModel, ConfigDict
+
+from kgsynth.kg import Term, to_python
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+
+class Shape(StrEnum):
+    """Question shapes; each has one or more SPARQL templates."""
+
+    simple = "simple"
+    set = "set"
+    conditional = "conditional"
+    multihop = "multihop"
+    comparison = "comparison"
+    rule_application = "rule_application"
+
+
+class Node(BaseModel):
+    """An IRI or literal with its labels (by language tag) and the label picked for display."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["iri", "literal"]
+    value: str  # the IRI, or the literal's lexical form
+    datatype: str | None = None
+    lang: str | None = None
+    label: str
+    labels: dict[str, str] = {}
+
+    @classmethod
+    def from_term(cls, term: Term, label: str, labels: dict[str, str]) -> Node:
+        if isinstance(term, ox.Literal):
+            return cls(
+                kind="literal",
+                value=term.value,
+                datatype=None if term.language else term.datatype.value,
+                lang=term.language,
+                label=label,
+            )
+        return cls(kind="iri", value=term.value, label=label, labels=labels)
+
+    def term(self) -> Term:
+        """The pyoxigraph term, e.g. to bind it in a further query."""
+        if self.kind == "iri":
+            return ox.NamedNode(self.value)
+        if self.lang:
+            return ox.Literal(self.value, language=self.lang)
+        return ox.Literal(self.value, datatype=ox.NamedNode(self.datatype) if self.datatype else None)
+
+    @property
+    def python(self) -> object:
+        """Typed value of a literal (Decimal, int, date, ...); the IRI string otherwise."""
+        return to_python(self.value, self.datatype) if self.kind == "literal" else self.value
+
+    def __str__(self) -> str:
+        return self.label
+
+
+class Fact(BaseModel):
+    """One triple of a subgraph; ``role`` is the rule input role in rule_application."""
+
+    model_config = ConfigDict(frozen=True)
+
+    subject: Node
+    relation: Node
+    object: Node
+    role: str | None = None
+
+    def __str__(self) -> str:
+        return f"({self.subject.label} | {self.relation.label} | {self.object.label})"
+
+
+class Subgraph(BaseModel):
+    """A question-shaped piece of the graph.
+
+    Attributes:
+        shape: the question shape; ``variant`` refines it (set direction, conditional
+            form, number of hops, rule kind).
+        facts: the triples the question is about.
+        answer: the gold answer node(s); empty for rule_application, whose answer the
+            rule engine computes from ``facts``.
+        mention: nodes the question must name (they identify the answer uniquely).
+        hidden: nodes the question must not state: multi-hop bridges (described, never
+            named) and the values a comparison or rule application is decided by.
+        rule: the rule IRI node of a rule_application.
+        template: the SPARQL template that produced it.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    shape: Shape
+    variant: str
+    template: str
+    facts: tuple[Fact, ...]
+    answer: tuple[Node, ...]
+    mention: tuple[Node, ...]
+    hidden: tuple[Node, ...] = ()
+    rule: Node | None = None
+
+    @staticmethod
+    def make_id(shape: Shape, variant: str, facts: tuple[Fact, ...], answer: tuple[Node, ...], rule: Node | None) -> str:
+        """A content hash: the same subgraph always gets the same id, on any backend."""
+        parts = [shape.value, variant, rule.value if rule else ""]
+        parts += [f"{f.subject.value}\x1f{f.relation.value}\x1f{f.object.value}\x1f{f.object.datatype}" for f in facts]
+        parts += [a.value for a in answer]
+        return hashlib.sha256("\x1e".join(parts).encode()).hexdigest()[:16]
+
+    def to_networkx(self) -> nx.MultiDiGraph:
+        """The facts as a networkx graph; node ``role`` is answer, mention, hidden or None."""
+        import networkx as nx
+
+        graph = nx.MultiDiGraph()
+        roles = {n.value: r for r, nodes in (("hidden", self.hidden), ("mention", self.mention), ("answer", self.answer)) for n in nodes}
+        for fact in self.facts:
+            for node in (fact.subject, fact.object):
+                graph.add_node(node.value, label=node.label, kind=node.kind, role=roles.get(node.value))
+            graph.add_edge(fact.subject.value, fact.object.value, key=fact.relation.value, label=fact.relation.label)
+        return graph
+
+    def __str__(self) -> str:
+        answer = ", ".join(a.label for a in self.answer) or "(computed by the rule)"
+        return f"{self.shape.value}/{self.variant}: {'; '.join(map(str, self.facts))} -> {answer}"

@@ -1,0 +1,1 @@
+"""Scenarios, dialogues, answer formats, balance and export (built in a later issue)."""
