@@ -1,9 +1,12 @@
 """The knowledge graph: store, loading, labels, statistics, networkx view, rule vocabulary."""
 
-from kgsynth.kg._backends import Rows
+from kgsynth.kg._backends import EndpointBackend, OxigraphBackend, Rows
 from kgsynth.kg._graph import KnowledgeGraph
 from kgsynth.kg._stats import GraphStats
 from kgsynth.kg._terms import Term, to_python
 from kgsynth.kg.vocab import Rule, RuleKind, load_rules
 
-__all__ = ["GraphStats", "KnowledgeGraph", "Rows", "Rule", "RuleKind", "Term", "load_rules", "to_python"]
+__all__ = [
+    "EndpointBackend",
+    "OxigraphBackend",
+    "GraphStats", "KnowledgeGraph", "Rows", "Rule", "RuleKind", "Term", "load_rules", "to_python"]

@@ -105,7 +105,10 @@ class KnowledgeGraph:
     def from_rdflib(cls, graph: rdflib.Graph, *, lang: Sequence[str] = ("en",)) -> KnowledgeGraph:
         """Copy an rdflib Graph or Dataset into a new embedded store."""
         store = ox.Store()
-        store.bulk_load(graph.serialize(format="nquads", encoding="utf-8"), format=ox.RdfFormat.N_QUADS)
+        if graph.context_aware:
+            store.bulk_load(graph.serialize(format="nquads", encoding="utf-8"), format=ox.RdfFormat.N_QUADS)
+        else:
+            store.bulk_load(graph.serialize(format="nt", encoding="utf-8"), format=ox.RdfFormat.N_TRIPLES)
         return cls(OxigraphBackend(store, "embedded store (from rdflib)"), lang=lang)
 
     def to_rdflib(self) -> rdflib.Dataset:

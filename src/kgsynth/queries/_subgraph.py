@@ -63,6 +63,9 @@ class Node(BaseModel):
         """Typed value of a literal (Decimal, int, date, ...); the IRI string otherwise."""
         return to_python(self.value, self.datatype) if self.kind == "literal" else self.value
 
+    def __hash__(self) -> int:  # labels are a dict; the term identifies the node
+        return hash((self.kind, self.value, self.datatype, self.lang))
+
     def __str__(self) -> str:
         return self.label
 

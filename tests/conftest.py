@@ -1,0 +1,85 @@
+"""Shared fixtures: paths, the demo graph, and a real ``oxigraph serve`` on 127.0.0.1."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from kgsynth.kg import KnowledgeGraph
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).parent / "data"
+DEMO = ROOT / "data" / "demo"
+FB15K = ROOT.parent / "shared" / "external" / "fb15k237" / "fb15k237.nt.gz"
+
+sys.path.insert(0, str(Path(__file__).parent))  # tests import checker.py
+
+
+@pytest.fixture(scope="session")
+def demo_kg() -> KnowledgeGraph:
+    return KnowledgeGraph.load(DEMO, lang=("en", "ru"))
+
+
+@pytest.fixture(scope="session")
+def handmade_kg() -> KnowledgeGraph:
+    return KnowledgeGraph.load(DATA / "handmade.ttl")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class OxigraphServer:
+    """A real Oxigraph SPARQL server (pip package ``oxigraph``), in memory, on loopback."""
+
+    def __init__(self, binary: str):
+        self.port = _free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.query_url = f"{self.base}/query"
+        self.process = subprocess.Popen(
+            [binary, "serve", "--bind", f"127.0.0.1:{self.port}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(f"{self.query_url}?query=ASK%7B%7D", timeout=1).read()
+                return
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"oxigraph serve did not start on port {self.port}")
+
+    def load(self, path: Path, content_type: str = "text/turtle") -> None:
+        request = urllib.request.Request(
+            f"{self.base}/store?default", data=path.read_bytes(), headers={"Content-Type": content_type}, method="POST"
+        )
+        urllib.request.urlopen(request, timeout=60).read()
+
+    def clear(self) -> None:
+        request = urllib.request.Request(
+            f"{self.base}/update", data=b"CLEAR ALL", headers={"Content-Type": "application/sparql-update"}, method="POST"
+        )
+        urllib.request.urlopen(request, timeout=60).read()
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def oxigraph_server():
+    binary = shutil.which("oxigraph") or str(Path(sys.executable).parent / "oxigraph")
+    if not Path(binary).exists():
+        pytest.fail("the oxigraph server binary is missing: install the test extras (pip install -e '.[test]')")
+    server = OxigraphServer(binary)
+    yield server
+    server.stop()
