@@ -3,6 +3,8 @@
 Anchored sampling is how a synthesizer uses the templates: shuffle the template's anchor
 population with the seed, bind a batch of anchors with VALUES, keep at most
 ``per_anchor`` results per anchor (so hubs do not dominate), label them, repeat.
+Two-triple and chain templates anchor on a fact: one random fact of each anchor entity
+is bound, so a hub costs its degree, not the square of it.
 Results are sorted before any random choice, so the same seed gives the same subgraphs
 on the embedded store and on a remote endpoint.
 """
@@ -27,6 +29,7 @@ CONDITIONAL_VARIANTS = {"shared_subject": "conditional_subject", "shared_object"
 MULTIHOP_HOPS = (2, 3, 4)
 _GROUP_KEYS = {"set": ("key", "r", "inverse"), "rule_application": ("rule", "e")}
 _PAIR_BATCH = 64  # anchors per batch when a template anchors pairs (64 -> 2,016 pairs)
+_WALK_FACTOR = 4  # walk candidates bound per result kept: verification rejects some
 _LABEL_CHUNK = 500
 
 
@@ -240,33 +243,86 @@ def _anchor_population(kg: KnowledgeGraph, template: Template) -> list[Term]:
     return sorted((row[0] for row in kg.select(population.text) if isinstance(row[0], ox.NamedNode)), key=str)
 
 
-def _anchor_batches(population: list[Term], rng: random.Random, pairs: bool, batch_size: int) -> Iterator[list[tuple]]:
+def _anchor_batches(population: list[Term], rng: random.Random, template: Template, batch_size: int) -> Iterator[list[Term]]:
     order = rng.sample(population, len(population))
-    step = _PAIR_BATCH if pairs else batch_size
+    step = _PAIR_BATCH if template.anchor_kind == "pair" else batch_size
     for start in range(0, len(order), step):
-        batch = order[start : start + step]
-        if pairs:
-            yield [tuple(sorted((a, b), key=str)) for a, b in itertools.combinations(batch, 2)]
-        else:
-            yield [(a,) for a in batch]
+        yield order[start : start + step]
+
+
+def _facts_at(kg: KnowledgeGraph, nodes: Iterable[Term], outgoing: bool) -> dict[Term, list[tuple]]:
+    """The episodic facts out of (or into) each node, sorted so random picks are reproducible."""
+    name, var, position = ("facts_out", "s", 0) if outgoing else ("facts_in", "o", 2)
+    bound = [(n,) for n in sorted(set(nodes), key=str) if isinstance(n, ox.NamedNode)]
+    facts: dict[Term, list[tuple]] = {}
+    if bound:
+        for fact in kg.select(load_template(name).text, ((var,), bound)):
+            facts.setdefault(fact[position], []).append(fact)
+    return {node: sorted(found, key=lambda f: tuple(map(str, f))) for node, found in facts.items()}
+
+
+def _pick(options: list, k: int, rng: random.Random) -> list:
+    return options if len(options) <= k else rng.sample(options, k)
+
+
+def _bindings(kg: KnowledgeGraph, template: Template, batch: list[Term], rng: random.Random, per_anchor: int) -> list[tuple]:
+    """VALUES rows for a batch of anchor entities: the entities, their pairs, or up to
+    ``per_anchor`` random facts of each (reversed too, and walked on, if the template asks)."""
+    if template.anchor_kind == "entity":
+        return [(a,) for a in batch]
+    if template.anchor_kind == "pair":
+        return [tuple(sorted(pair, key=str)) for pair in itertools.combinations(batch, 2)]
+    by_entity = _facts_at(kg, batch, outgoing=True)
+    chosen = [fact for entity in sorted(by_entity, key=str) for fact in _pick(by_entity[entity], per_anchor, rng)]
+    if template.anchor_reversed:
+        chosen += [(o, p, s) for s, p, o in chosen]
+    return _walk(kg, template, chosen, rng, per_anchor) if template.walk else chosen
+
+
+def _walk(kg: KnowledgeGraph, template: Template, anchors: list[tuple], rng: random.Random, per_anchor: int) -> list[tuple]:
+    """Extend each anchor fact with random facts at the node it shares with the ``walk`` fact.
+
+    Only ``_WALK_FACTOR * per_anchor`` candidates per anchor fact are bound, so a hub costs
+    a few rows instead of its whole neighbourhood; the template verifies each candidate.
+    """
+    (shared,) = [v for v in template.walk if v in template.anchor]
+    outgoing = template.walk[0] == shared
+    position = template.anchor.index(shared)
+    neighbours = _facts_at(kg, (fact[position] for fact in anchors), outgoing)
+    extra = [i for i, v in enumerate(template.walk) if v not in template.anchor]
+    rows = []
+    for fact in anchors:
+        for step in _pick(neighbours.get(fact[position], []), _WALK_FACTOR * per_anchor, rng):
+            rows.append(fact + tuple(step[i] for i in extra))
+    return rows
+
+
+def _anchor_key(template: Template, row: Row) -> tuple:
+    # pairs are capped per first entity, so one entity is not compared with everyone
+    names = template.anchor[:1] if template.anchor_kind == "pair" else template.anchor
+    return tuple(row[v] for v in names)
 
 
 def _sample_template(
     kg: KnowledgeGraph, template: Template, rng: random.Random, per_anchor: int, batch_size: int, max_set_size: int
 ) -> Iterator[Subgraph]:
     population = _anchor_population(kg, template)
-    anchor_var = template.anchor[0]
-    for batch in _anchor_batches(population, rng, len(template.anchor) == 2, batch_size):
-        result = kg.select(template.text, (template.anchor, batch))
-        by_anchor: dict[Term, list[Unit]] = {}
+    seen: set[str] = set()  # a fact and its reverse (o p s) can reach one subgraph from two anchors
+    for batch in _anchor_batches(population, rng, template, batch_size):
+        variables = template.anchor + tuple(v for v in template.walk if v not in template.anchor)
+        result = kg.select(template.text, (variables, _bindings(kg, template, batch, rng, per_anchor)))
+        by_anchor: dict[tuple, list[Unit]] = {}
         for unit in _units(template, result.variables, result, max_set_size):
-            by_anchor.setdefault(unit[0][anchor_var], []).append(unit)
+            by_anchor.setdefault(_anchor_key(template, unit[0]), []).append(unit)
         chosen: list[Unit] = []
-        for anchor in sorted(by_anchor, key=str):
+        for anchor in sorted(by_anchor, key=lambda key: tuple(map(str, key))):
             units = sorted(by_anchor[anchor], key=_unit_key)
             chosen.extend(units if len(units) <= per_anchor else rng.sample(units, per_anchor))
         rng.shuffle(chosen)
-        yield from _build(kg, template, chosen)
+        for subgraph in _build(kg, template, chosen):
+            if subgraph.id not in seen:
+                seen.add(subgraph.id)
+                yield subgraph
 
 
 _ANY_RULE = "SELECT ?rule WHERE { ?rule a <https://w3id.org/kgsynth/vocab#Rule> } LIMIT 1"

@@ -1,7 +1,11 @@
 """SPARQL templates shipped as package data (``templates/*.rq``) and their headers.
 
-A template's header comments declare ``# anchor: VAR [VAR]`` (the variables anchored
-sampling binds) and ``# anchors-from: NAME`` (the query listing candidate anchors).
+A template's header comments declare ``# anchor: VARS`` (the variables anchored sampling
+binds: one entity, a pair of entities, or three variables for a fact (subject, relation,
+object) of an anchor entity), ``# anchor-reversed: yes`` (also bind each fact the other
+way round), ``# walk: VARS`` (a second fact sharing a node with the anchor fact, also bound
+by sampling: the template then only verifies candidates) and ``# anchors-from: NAME``
+(the query listing candidate anchor entities).
 """
 
 from __future__ import annotations
@@ -19,6 +23,12 @@ class Template:
     text: str
     anchor: tuple[str, ...]
     anchors_from: str | None
+    anchor_reversed: bool = False
+    walk: tuple[str, ...] = ()
+
+    @property
+    def anchor_kind(self) -> str:
+        return {1: "entity", 2: "pair", 3: "fact"}[len(self.anchor)]
 
 
 def _header(text: str, key: str) -> str | None:
@@ -41,4 +51,11 @@ def load_template(name: str) -> Template:
         raise UnknownShapeError(f"no SPARQL template {name!r}; known: {', '.join(template_names())}")
     text = resources.files("kgsynth.queries").joinpath("templates", f"{name}.rq").read_text(encoding="utf-8")
     anchor = _header(text, "anchor")
-    return Template(name, text, tuple(anchor.split()) if anchor else (), _header(text, "anchors-from"))
+    return Template(
+        name,
+        text,
+        tuple(anchor.split()) if anchor else (),
+        _header(text, "anchors-from"),
+        _header(text, "anchor-reversed") == "yes",
+        tuple((_header(text, "walk") or "").split()),
+    )
