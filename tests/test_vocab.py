@@ -53,6 +53,9 @@ def test_documented_example_reads_back(tmp_path):
         ("ex:r a kgs:Rule ; kgs:kind kgs:Arithmetic ; kgs:rate 0.1 .", "needs inputs with roles ['amount']"),
         ("ex:r a kgs:Rule ; kgs:kind kgs:Threshold ; kgs:comparison kgs:GreaterThan ;"
          " kgs:input [ kgs:role \"amount\" ; kgs:relation ex:p ] .", "needs kgs:threshold or"),
+        ("ex:r a kgs:Rule ; kgs:kind kgs:Threshold ; kgs:comparison kgs:GreaterThan ; kgs:threshold 5 ;"
+         " kgs:input [ kgs:role \"amount\" ; kgs:relation ex:p ] , [ kgs:role \"limit\" ; kgs:relation ex:q ] .",
+         "needs exactly one of kgs:threshold or"),
         ("ex:r a kgs:Rule ; kgs:kind kgs:Interval ; kgs:operation kgs:PercentOf .", "not an operation of kind interval"),
         ("ex:r a kgs:Rule ; kgs:kind kgs:Arithmetic ; kgs:rate \"lots\" ;"
          " kgs:input [ kgs:role \"amount\" ; kgs:relation ex:p ] .", "is not a number"),

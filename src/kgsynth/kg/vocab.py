@@ -285,8 +285,11 @@ def _check_parameters(rule: Rule) -> None:
     op = rule.operation
     if op in (Operation.percent_of, Operation.percent_of_excess) and rule.rate is None:
         raise _rule_error(rule.iri, f"kgs:{op.value} needs kgs:rate")
-    if op in (Operation.percent_of_excess, Operation.compare) and rule.threshold is None and not roles & {"limit", "threshold"}:
-        raise _rule_error(rule.iri, f"kgs:{op.value} needs kgs:threshold or a 'limit'/'threshold' input")
+    if op in (Operation.percent_of_excess, Operation.compare):
+        given = (rule.threshold is not None) + len(roles & {"limit", "threshold"})
+        if given != 1:
+            problem = "needs" if given == 0 else "needs exactly one of"
+            raise _rule_error(rule.iri, f"kgs:{op.value} {problem} kgs:threshold or a 'limit'/'threshold' input")
     if op is Operation.compare and rule.comparison is None:
         raise _rule_error(rule.iri, "a threshold rule needs kgs:comparison")
     if op is Operation.case_rate and not rule.cases:
