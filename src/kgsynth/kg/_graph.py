@@ -13,7 +13,7 @@ from kgsynth.errors import GraphLoadError, KgsynthError
 from kgsynth.kg import _load
 from kgsynth.kg._backends import Backend, EndpointBackend, OxigraphBackend, Rows
 from kgsynth.kg._terms import Term, bind_values, local_name, to_python
-from kgsynth.kg.vocab import LABEL_PREDICATES
+from kgsynth.kg.vocab import LABEL_PATH, LABEL_PREDICATES
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -22,22 +22,12 @@ if TYPE_CHECKING:
     from kgsynth.kg._stats import GraphStats
 
 _LABEL_BATCH = 1000
-_LABELS_QUERY = """
-SELECT ?e ?p ?l WHERE {
-  #VALUES
-  VALUES ?p { %s }
-  ?e ?p ?l .
-  FILTER(isLiteral(?l))
-}
-""" % " ".join(f"<{p}>" for p in LABEL_PREDICATES)
-
-_FIND_QUERY = """
-SELECT DISTINCT ?e WHERE {
-  #VALUES
-  VALUES ?p { %s }
-  ?e ?p ?label .
-}
-""" % " ".join(f"<{p}>" for p in LABEL_PREDICATES)
+# One UNION branch per predicate: Oxigraph joins a VALUES list of predicates with the
+# bound entities 50x slower than this (0.47 s vs 0.009 s for 1,000 entities).
+_LABELS_QUERY = "SELECT ?e ?p ?l WHERE {\n  #VALUES\n  %s\n  FILTER(isLiteral(?l))\n}" % " UNION ".join(
+    f"{{ ?e <{p}> ?l . BIND(<{p}> AS ?p) }}" for p in LABEL_PREDICATES
+)
+_FIND_QUERY = f"SELECT DISTINCT ?e WHERE {{\n  #VALUES\n  ?e {LABEL_PATH} ?label .\n}}"
 
 
 class KnowledgeGraph:

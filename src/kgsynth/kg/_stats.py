@@ -7,19 +7,16 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from kgsynth.kg.vocab import KGS, LABEL_PREDICATES, RDF, XSD
+from kgsynth.kg.vocab import KGS, LABEL_PATH, RDF, XSD
 
 if TYPE_CHECKING:
     from kgsynth.kg._graph import KnowledgeGraph
 
-_LABEL_VALUES = " ".join(f"<{p}>" for p in LABEL_PREDICATES)
 _RELATIONS = "SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p"
 _LITERAL_TYPES = "SELECT ?dt (COUNT(*) AS ?n) WHERE { ?s ?p ?o FILTER(isLiteral(?o)) } GROUP BY (DATATYPE(?o) AS ?dt)"
 _DEGREES = "SELECT (COUNT(*) AS ?d) WHERE { { ?n ?p ?o } UNION { ?s ?p ?n FILTER(!isLiteral(?n)) } } GROUP BY ?n"
-_LABELLED = f"SELECT (COUNT(DISTINCT ?e) AS ?n) WHERE {{ VALUES ?p {{ {_LABEL_VALUES} }} ?e ?p ?l }}"
-_LABEL_LANGS = (
-    f"SELECT ?lang (COUNT(DISTINCT ?e) AS ?n) WHERE {{ VALUES ?p {{ {_LABEL_VALUES} }} ?e ?p ?l }} GROUP BY (LANG(?l) AS ?lang)"
-)
+_LABELLED = f"SELECT (COUNT(DISTINCT ?e) AS ?n) WHERE {{ ?e {LABEL_PATH} ?l }}"
+_LABEL_LANGS = f"SELECT ?lang (COUNT(DISTINCT ?e) AS ?n) WHERE {{ ?e {LABEL_PATH} ?l }} GROUP BY (LANG(?l) AS ?lang)"
 _RULES = f"SELECT ?kind (COUNT(DISTINCT ?r) AS ?n) WHERE {{ ?r a <{KGS}Rule> ; <{KGS}kind> ?kind }} GROUP BY ?kind"
 
 

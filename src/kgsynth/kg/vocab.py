@@ -30,6 +30,7 @@ OWL = "http://www.w3.org/2002/07/owl#"
 RDF_TYPE = RDF + "type"
 # Label predicates in priority order: the first one an entity has wins for a language.
 LABEL_PREDICATES = (SKOS + "prefLabel", RDFS + "label", SCHEMA + "name", "https://schema.org/name")
+LABEL_PATH = "|".join(f"<{p}>" for p in LABEL_PREDICATES)  # a SPARQL property path over them
 
 
 class RuleKind(StrEnum):

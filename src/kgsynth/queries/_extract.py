@@ -221,9 +221,11 @@ def sample_subgraphs(
         raise KgsynthError("limit must be >= 0, per_anchor and batch_size >= 1")
     names = templates_for(shape, hops, variant)
     _require_rules(kg, names)
+    templates = [load_template(name) for name in names]
+    populations = {t.anchors_from: _anchor_population(kg, t.anchors_from) for t in templates}  # conditional's 3 share one
     streams = [
-        _sample_template(kg, load_template(name), random.Random(f"{seed}:{name}"), per_anchor, batch_size, max_set_size)
-        for name in names
+        _sample_template(kg, t, populations[t.anchors_from], random.Random(f"{seed}:{t.name}"), per_anchor, batch_size, max_set_size)
+        for t in templates
     ]
     produced = 0
     while streams and produced < limit:
@@ -238,9 +240,9 @@ def sample_subgraphs(
                 return
 
 
-def _anchor_population(kg: KnowledgeGraph, template: Template) -> list[Term]:
-    population = load_template(template.anchors_from)
-    return sorted((row[0] for row in kg.select(population.text) if isinstance(row[0], ox.NamedNode)), key=str)
+def _anchor_population(kg: KnowledgeGraph, name: str) -> list[Term]:
+    rows = kg.select(load_template(name).text)
+    return sorted((row[0] for row in rows if isinstance(row[0], ox.NamedNode)), key=str)
 
 
 def _anchor_batches(population: list[Term], rng: random.Random, template: Template, batch_size: int) -> Iterator[list[Term]]:
@@ -284,6 +286,8 @@ def _walk(kg: KnowledgeGraph, template: Template, anchors: list[tuple], rng: ran
 
     Only ``_WALK_FACTOR * per_anchor`` candidates per anchor fact are bound, so a hub costs
     a few rows instead of its whole neighbourhood; the template verifies each candidate.
+    (Chains are not walked: Oxigraph expands a functional chain from a bound fact faster
+    than it verifies pre-walked ones.)
     """
     (shared,) = [v for v in template.walk if v in template.anchor]
     outgoing = template.walk[0] == shared
@@ -304,13 +308,17 @@ def _anchor_key(template: Template, row: Row) -> tuple:
 
 
 def _sample_template(
-    kg: KnowledgeGraph, template: Template, rng: random.Random, per_anchor: int, batch_size: int, max_set_size: int
+    kg: KnowledgeGraph,
+    template: Template,
+    population: list[Term],
+    rng: random.Random,
+    per_anchor: int,
+    batch_size: int,
+    max_set_size: int,
 ) -> Iterator[Subgraph]:
-    population = _anchor_population(kg, template)
     seen: set[str] = set()  # a fact and its reverse (o p s) can reach one subgraph from two anchors
     for batch in _anchor_batches(population, rng, template, batch_size):
-        variables = template.anchor + tuple(v for v in template.walk if v not in template.anchor)
-        result = kg.select(template.text, (variables, _bindings(kg, template, batch, rng, per_anchor)))
+        result = kg.select(template.text, (template.bound_variables, _bindings(kg, template, batch, rng, per_anchor)))
         by_anchor: dict[tuple, list[Unit]] = {}
         for unit in _units(template, result.variables, result, max_set_size):
             by_anchor.setdefault(_anchor_key(template, unit[0]), []).append(unit)

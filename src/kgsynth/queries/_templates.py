@@ -30,6 +30,11 @@ class Template:
     def anchor_kind(self) -> str:
         return {1: "entity", 2: "pair", 3: "fact"}[len(self.anchor)]
 
+    @property
+    def bound_variables(self) -> tuple[str, ...]:
+        """What anchored sampling binds: the anchor, then the walk fact's new variables."""
+        return self.anchor + tuple(v for v in self.walk if v not in self.anchor)
+
 
 def _header(text: str, key: str) -> str | None:
     for line in text.splitlines():
