@@ -19,6 +19,7 @@ import pyoxigraph as ox
 
 from kgsynth.errors import KgsynthError, UnknownShapeError
 from kgsynth.kg import KnowledgeGraph, Term
+from kgsynth.kg.vocab import KGS
 from kgsynth.queries._subgraph import Fact, Node, Shape, Subgraph
 from kgsynth.queries._templates import Template, load_template
 
@@ -325,7 +326,7 @@ def _sample_template(
         chosen: list[Unit] = []
         for anchor in sorted(by_anchor, key=lambda key: tuple(map(str, key))):
             units = sorted(by_anchor[anchor], key=_unit_key)
-            chosen.extend(units if len(units) <= per_anchor else rng.sample(units, per_anchor))
+            chosen.extend(_pick(units, per_anchor, rng))
         rng.shuffle(chosen)
         for subgraph in _build(kg, template, chosen):
             if subgraph.id not in seen:
@@ -333,7 +334,7 @@ def _sample_template(
                 yield subgraph
 
 
-_ANY_RULE = "SELECT ?rule WHERE { ?rule a <https://w3id.org/kgsynth/vocab#Rule> } LIMIT 1"
+_ANY_RULE = f"SELECT ?rule WHERE {{ ?rule a <{KGS}Rule> }} LIMIT 1"
 
 
 def _require_rules(kg: KnowledgeGraph, names: list[str]) -> None:
