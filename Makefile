@@ -26,8 +26,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
-	$(BIN)/python bench/extract.py --triples 100000
-	$(BIN)/python bench/extract.py --triples 1000000 --rdflib-max 0
+	$(BIN)/python bench/extract.py --triples 100000 --repeat 3
+	$(BIN)/python bench/extract.py --triples 1000000 --repeat 3
 
 clean:
 	rm -rf $(VENV) out
