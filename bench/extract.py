@@ -365,7 +365,7 @@ def machine() -> dict:
 
 
 def source_state() -> dict:
-    """The kgsynth commit measured and, when src/ differs from it, a hash of the difference."""
+    """The last commit that changed src/ and, when src/ differs from it, a hash of the difference."""
 
     def git(*cmd: str) -> str:
         return subprocess.run(["git", *cmd], cwd=ROOT, capture_output=True, text=True).stdout
@@ -374,7 +374,7 @@ def source_state() -> dict:
         "ls-files", "-o", "--exclude-standard", "src"
     )
     return {
-        "commit": git("rev-parse", "--short", "HEAD").strip(),
+        "commit": git("log", "-1", "--format=%h", "--", "src").strip(),
         "src_changes_sha1": hashlib.sha1(changes.encode()).hexdigest()[:10] if changes else None,
     }
 
@@ -403,7 +403,7 @@ def _rate(row: dict) -> str:
 def render(result: dict) -> str:
     """The result as readable tables."""
     m, src = result["machine"], result["source"]
-    measured = f"kgsynth {src['commit']}"
+    measured = f"kgsynth src at {src['commit']}"
     if src["src_changes_sha1"]:
         measured += f" + uncommitted src changes {src['src_changes_sha1']}"
     if src["changed_during_run"]:

@@ -223,7 +223,7 @@ def sample_subgraphs(
     names = templates_for(shape, hops, variant)
     _require_rules(kg, names)
     templates = [load_template(name) for name in names]
-    populations = {t.anchors_from: _anchor_population(kg, t.anchors_from) for t in templates}  # conditional's 3 share one
+    populations = {name: _anchor_population(kg, name) for name in {t.anchors_from for t in templates}}  # conditional's 3 share one
     streams = [
         _sample_template(kg, t, populations[t.anchors_from], random.Random(f"{seed}:{t.name}"), per_anchor, batch_size, max_set_size)
         for t in templates
