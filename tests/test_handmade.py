@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kgsynth.kg import KnowledgeGraph
 from kgsynth.queries import enumerate_subgraphs
 
 
@@ -128,3 +129,16 @@ def test_sampling_is_deterministic_and_within_enumeration(handmade_kg, shape):
     first = [sg.id for sg in sample_subgraphs(handmade_kg, shape, limit=5, seed=11, batch_size=3)]
     again = [sg.id for sg in sample_subgraphs(handmade_kg, shape, limit=5, seed=11, batch_size=3)]
     assert first == again and set(first) <= everything and len(first) == min(5, len(everything))
+
+
+def test_sampling_sees_facts_added_after_an_earlier_call(tmp_path):
+    """Anchor populations are kept with the graph between calls; ``add`` must drop them."""
+    from kgsynth.queries import sample_subgraphs
+
+    first, later = tmp_path / "first.ttl", tmp_path / "later.ttl"
+    first.write_text('@prefix ex: <http://ex.org/> .\nex:a ex:knows ex:b .\nex:a <http://www.w3.org/2000/01/rdf-schema#label> "A" .\n')
+    later.write_text('@prefix ex: <http://ex.org/> .\nex:c ex:owns ex:d .\nex:c <http://www.w3.org/2000/01/rdf-schema#label> "C" .\n')
+    kg = KnowledgeGraph.load(first)
+    assert {sg.mention[0].label for sg in sample_subgraphs(kg, "simple", limit=10)} == {"A"}
+    kg.add(later)
+    assert {sg.mention[0].label for sg in sample_subgraphs(kg, "simple", limit=10)} == {"A", "C"}

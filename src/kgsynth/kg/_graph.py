@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyoxigraph as ox
 
@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     import rdflib
 
     from kgsynth.kg._stats import GraphStats
+
+T = TypeVar("T")
 
 _LABEL_BATCH = 1000
 # One UNION branch per predicate: Oxigraph joins a VALUES list of predicates with the
@@ -44,6 +46,7 @@ class KnowledgeGraph:
     def __init__(self, backend: Backend | None = None, *, lang: Sequence[str] = ("en",)):
         self.backend = backend if backend is not None else OxigraphBackend(ox.Store())
         self.lang = tuple(lang)
+        self._memo: dict[Hashable, Any] = {}
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -113,8 +116,16 @@ class KnowledgeGraph:
     def add(self, *paths: str | os.PathLike[str]) -> None:
         """Load more files into the embedded store (e.g. rules kept beside a data graph)."""
         store = self._store()
+        self._memo.clear()
         for file in [f for p in paths for f in _load.rdf_files(Path(p))]:
             _load.load_file(store, file)
+
+    def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()``, run once per key and kept until :meth:`add` changes the graph
+        (for derived data that costs a full scan, such as anchor populations)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     def _store(self) -> ox.Store:
         if not isinstance(self.backend, OxigraphBackend):

@@ -1,16 +1,20 @@
 """Run the shape templates: full enumeration, or anchored sampling with a seed.
 
 Anchored sampling is how a synthesizer uses the templates: shuffle the template's anchor
-population with the seed, bind a batch of anchors with VALUES, keep at most
-``per_anchor`` results per anchor (so hubs do not dominate), label them, repeat.
-Two-triple and chain templates anchor on a fact: one random fact of each anchor entity
-is bound, so a hub costs its degree, not the square of it.
+population (kept with the graph) with the seed, bind a batch of anchors with VALUES, keep
+at most ``per_anchor`` results per anchor (so hubs do not dominate), label them, repeat.
+Templates of two or more facts anchor on a fact: up to ``per_anchor`` random facts of each
+anchor entity, then a random walk to the template's other facts (a shared node, or for
+comparison a shared relation), all bound; the template only verifies the candidates, so
+a hub costs its degree once per call instead of its neighbourhood per anchor.
 Results are sorted before any random choice, so the same seed gives the same subgraphs
 on the embedded store and on a remote endpoint.
 """
 
 from __future__ import annotations
 
+import collections
+import decimal
 import itertools
 import random
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -29,8 +33,6 @@ Unit = tuple[Row, ...]  # the rows of one subgraph: one, or a contiguous group (
 CONDITIONAL_VARIANTS = {"shared_subject": "conditional_subject", "shared_object": "conditional_object", "chain": "conditional_chain"}
 MULTIHOP_HOPS = (2, 3, 4)
 _GROUP_KEYS = {"set": ("key", "r", "inverse"), "rule_application": ("rule", "e")}
-_PAIR_BATCH = 64  # anchors per batch when a template anchors pairs (64 -> 2,016 pairs)
-_WALK_FACTOR = 4  # walk candidates bound per result kept: verification rejects some
 _LABEL_CHUNK = 500
 
 
@@ -60,10 +62,13 @@ class _Nodes:
     def __init__(self, kg: KnowledgeGraph, units: Sequence[Unit]):
         self.kg = kg
         self.labels = kg.labels({t for unit in units for row in unit for t in row.values() if t is not None})
+        self.nodes: dict[Term, Node] = {}  # Nodes are frozen: one per term, shared by its subgraphs
 
     def __call__(self, term: Term) -> Node:
-        labels = self.labels.get(term, {})
-        return Node.from_term(term, self.kg.pick_label(term, labels), labels)
+        if term not in self.nodes:
+            labels = self.labels.get(term, {})
+            self.nodes[term] = Node.from_term(term, self.kg.pick_label(term, labels), labels)
+        return self.nodes[term]
 
     def fact(self, s: Term, r: Term, o: Term, role: str | None = None) -> Fact:
         return Fact(subject=self(s), relation=self(r), object=self(o), role=role)
@@ -223,7 +228,7 @@ def sample_subgraphs(
     names = templates_for(shape, hops, variant)
     _require_rules(kg, names)
     templates = [load_template(name) for name in names]
-    populations = {name: _anchor_population(kg, name) for name in {t.anchors_from for t in templates}}  # conditional's 3 share one
+    populations = {t.anchors_from: _anchor_population(kg, t.anchors_from) for t in templates}
     streams = [
         _sample_template(kg, t, populations[t.anchors_from], random.Random(f"{seed}:{t.name}"), per_anchor, batch_size, max_set_size)
         for t in templates
@@ -242,70 +247,103 @@ def sample_subgraphs(
 
 
 def _anchor_population(kg: KnowledgeGraph, name: str) -> list[Term]:
-    rows = kg.select(load_template(name).text)
-    return sorted((row[0] for row in rows if isinstance(row[0], ox.NamedNode)), key=str)
+    """The template's candidate anchors, sorted; kept with the graph (1-3 s at 1M triples)."""
+
+    def query() -> list[Term]:
+        rows = kg.select(load_template(name).text)
+        return sorted((row[0] for row in rows if isinstance(row[0], ox.NamedNode)), key=str)
+
+    return kg.memo(("anchor population", name), query)
 
 
-def _anchor_batches(population: list[Term], rng: random.Random, template: Template, batch_size: int) -> Iterator[list[Term]]:
+def _anchor_batches(population: list[Term], rng: random.Random, batch_size: int) -> Iterator[list[Term]]:
     order = rng.sample(population, len(population))
-    step = _PAIR_BATCH if template.anchor_kind == "pair" else batch_size
-    for start in range(0, len(order), step):
-        yield order[start : start + step]
+    for start in range(0, len(order), batch_size):
+        yield order[start : start + batch_size]
 
 
-def _facts_at(kg: KnowledgeGraph, nodes: Iterable[Term], outgoing: bool) -> dict[Term, list[tuple]]:
-    """The episodic facts out of (or into) each node, sorted so random picks are reproducible."""
-    name, var, position = ("facts_out", "s", 0) if outgoing else ("facts_in", "o", 2)
-    bound = [(n,) for n in sorted(set(nodes), key=str) if isinstance(n, ox.NamedNode)]
-    facts: dict[Term, list[tuple]] = {}
-    if bound:
-        for fact in kg.select(load_template(name).text, ((var,), bound)):
-            facts.setdefault(fact[position], []).append(fact)
-    return {node: sorted(found, key=lambda f: tuple(map(str, f))) for node, found in facts.items()}
+_LOOKUPS = {
+    "out": ("facts_out", "s", 0),
+    "functional": ("facts_functional", "s", 0),
+    "relation": ("facts_with", "p", 1),
+    "in": ("facts_in", "o", 2),
+}
+_DATE_TYPES = {"http://www.w3.org/2001/XMLSchema#date", "http://www.w3.org/2001/XMLSchema#dateTime"}
+
+
+class _Facts:
+    """Episodic facts around nodes (out of, into, of a relation, or out of a node along a
+    relation with one value there), read once per sampling call and sorted, so random
+    picks are reproducible and a hub is read only once."""
+
+    def __init__(self, kg: KnowledgeGraph):
+        self.kg = kg
+        self.found: dict[str, dict[Term, list[tuple]]] = {lookup: {} for lookup in _LOOKUPS}
+
+    def around(self, terms: Iterable[Term], lookup: str) -> dict[Term, list[tuple]]:
+        found = self.found[lookup]
+        missing = sorted({t for t in terms if t not in found and isinstance(t, ox.NamedNode)}, key=str)
+        if missing:
+            name, var, position = _LOOKUPS[lookup]
+            fetched: dict[Term, list[tuple]] = {t: [] for t in missing}
+            for fact in self.kg.select(load_template(name).text, ((var,), [(t,) for t in missing])):
+                fetched[fact[position]].append(fact)
+            for term, facts in fetched.items():
+                found[term] = sorted(facts, key=lambda f: tuple(map(str, f)))
+        return found
+
+
+def _is_numeric_or_date(term: Term) -> bool:
+    if not isinstance(term, ox.Literal):
+        return False
+    return isinstance(KnowledgeGraph.value(term), int | float | decimal.Decimal) or term.datatype.value in _DATE_TYPES
 
 
 def _pick(options: list, k: int, rng: random.Random) -> list:
     return options if len(options) <= k else rng.sample(options, k)
 
 
-def _bindings(kg: KnowledgeGraph, template: Template, batch: list[Term], rng: random.Random, per_anchor: int) -> list[tuple]:
-    """VALUES rows for a batch of anchor entities: the entities, their pairs, or up to
-    ``per_anchor`` random facts of each (reversed too, and walked on, if the template asks)."""
-    if template.anchor_kind == "entity":
+def _bindings(facts: _Facts, template: Template, batch: list[Term], rng: random.Random, per_anchor: int) -> list[tuple]:
+    """VALUES rows for a batch of anchor entities: the entities, or up to ``per_anchor``
+    random facts of each (reversed too, and walked on, if the template asks)."""
+    if not template.anchors_facts:
         return [(a,) for a in batch]
-    if template.anchor_kind == "pair":
-        return [tuple(sorted(pair, key=str)) for pair in itertools.combinations(batch, 2)]
-    by_entity = _facts_at(kg, batch, outgoing=True)
-    chosen = [fact for entity in sorted(by_entity, key=str) for fact in _pick(by_entity[entity], per_anchor, rng)]
+    by_entity = facts.around(batch, "out")
+    chosen = []
+    for entity in sorted(set(batch), key=str):
+        options = by_entity.get(entity, [])
+        if template.anchor_values == "numeric":
+            options = [f for f in options if _is_numeric_or_date(f[2])]
+        chosen += _pick(options, per_anchor, rng)
     if template.anchor_reversed:
         chosen += [(o, p, s) for s, p, o in chosen]
-    return _walk(kg, template, chosen, rng, per_anchor) if template.walk else chosen
+    return _walk(facts, template, chosen, rng, per_anchor)
 
 
-def _walk(kg: KnowledgeGraph, template: Template, anchors: list[tuple], rng: random.Random, per_anchor: int) -> list[tuple]:
-    """Extend each anchor fact with random facts at the node it shares with the ``walk`` fact.
+def _walk(facts: _Facts, template: Template, anchors: list[tuple], rng: random.Random, budget: int) -> list[tuple]:
+    """Extend each anchor fact, step by step, with random facts that share a variable with it.
 
-    Only ``_WALK_FACTOR * per_anchor`` candidates per anchor fact are bound, so a hub costs
-    a few rows instead of its whole neighbourhood; the template verifies each candidate.
-    (Chains are not walked: Oxigraph expands a functional chain from a bound fact faster
-    than it verifies pre-walked ones.)
+    Each anchor fact keeps at most ``budget`` walks after every step, so a hub costs a few
+    rows instead of its whole neighbourhood; the template then verifies each candidate.
     """
-    (shared,) = [v for v in template.walk if v in template.anchor]
-    outgoing = template.walk[0] == shared
-    position = template.anchor.index(shared)
-    neighbours = _facts_at(kg, (fact[position] for fact in anchors), outgoing)
-    extra = [i for i, v in enumerate(template.walk) if v not in template.anchor]
-    rows = []
-    for fact in anchors:
-        for step in _pick(neighbours.get(fact[position], []), _WALK_FACTOR * per_anchor, rng):
-            rows.append(fact + tuple(step[i] for i in extra))
-    return rows
-
-
-def _anchor_key(template: Template, row: Row) -> tuple:
-    # pairs are capped per first entity, so one entity is not compared with everyone
-    names = template.anchor[:1] if template.anchor_kind == "pair" else template.anchor
-    return tuple(row[v] for v in names)
+    rows = [(fact,) for fact in anchors]  # (anchor fact, walked values...) kept per anchor
+    bound = template.anchor
+    for step in template.walk:
+        (shared,) = [i for i, v in enumerate(step) if v in bound]
+        at = bound.index(step[shared])
+        lookup = "functional" if template.walk_functional else ("out", "relation", "in")[shared]
+        found = facts.around((row[0][at] if at < 3 else row[at - 2] for row in rows), lookup)
+        new = [i for i, v in enumerate(step) if v not in bound]
+        walked = []
+        for _, paths in itertools.groupby(rows, key=lambda row: row[0]):
+            paths = list(paths)
+            per_path = max(1, budget // len(paths))
+            for path in paths:
+                node = path[0][at] if at < 3 else path[at - 2]
+                walked += [path + tuple(f[i] for i in new) for f in _pick(found.get(node, []), per_path, rng)]
+        rows = walked
+        bound += tuple(step[i] for i in new)
+    return [row[0] + row[1:] for row in rows]
 
 
 def _sample_template(
@@ -318,11 +356,12 @@ def _sample_template(
     max_set_size: int,
 ) -> Iterator[Subgraph]:
     seen: set[str] = set()  # a fact and its reverse (o p s) can reach one subgraph from two anchors
-    for batch in _anchor_batches(population, rng, template, batch_size):
-        result = kg.select(template.text, (template.bound_variables, _bindings(kg, template, batch, rng, per_anchor)))
+    facts = _Facts(kg)
+    for batch in _anchor_batches(population, rng, batch_size):
+        result = kg.select(template.text, (template.bound_variables, _bindings(facts, template, batch, rng, per_anchor)))
         by_anchor: dict[tuple, list[Unit]] = {}
         for unit in _units(template, result.variables, result, max_set_size):
-            by_anchor.setdefault(_anchor_key(template, unit[0]), []).append(unit)
+            by_anchor.setdefault(tuple(unit[0][v] for v in template.anchor), []).append(unit)
         chosen: list[Unit] = []
         for anchor in sorted(by_anchor, key=lambda key: tuple(map(str, key))):
             units = sorted(by_anchor[anchor], key=_unit_key)

@@ -1,11 +1,16 @@
 """SPARQL templates shipped as package data (``templates/*.rq``) and their headers.
 
-A template's header comments declare ``# anchor: VARS`` (the variables anchored sampling
-binds: one entity, a pair of entities, or three variables for a fact (subject, relation,
-object) of an anchor entity), ``# anchor-reversed: yes`` (also bind each fact the other
-way round), ``# walk: VARS`` (a second fact sharing a node with the anchor fact, also bound
-by sampling: the template then only verifies candidates) and ``# anchors-from: NAME``
-(the query listing candidate anchor entities).
+A template's header comments declare how anchored sampling binds it:
+
+- ``# anchor: VARS``: one entity, or a fact (subject, relation, object) of an anchor entity;
+- ``# anchor-reversed: yes``: also bind each anchor fact the other way round;
+- ``# anchor-values: numeric``: only anchor facts whose object is a number or a date;
+- ``# walk: VARS``: further facts (three variables each), each sharing one variable (a
+  node, or the relation) with what is bound before it; sampling walks to random such facts
+  and binds them too, so the template only verifies candidates;
+- ``# walk-functional: yes``: each walk step takes only a relation that has exactly one
+  value at the node it leaves from (multi-hop chains);
+- ``# anchors-from: NAME``: the query listing candidate anchor entities.
 """
 
 from __future__ import annotations
@@ -24,16 +29,21 @@ class Template:
     anchor: tuple[str, ...]
     anchors_from: str | None
     anchor_reversed: bool = False
-    walk: tuple[str, ...] = ()
+    anchor_values: str | None = None
+    walk: tuple[tuple[str, str, str], ...] = ()
+    walk_functional: bool = False
 
     @property
-    def anchor_kind(self) -> str:
-        return {1: "entity", 2: "pair", 3: "fact"}[len(self.anchor)]
+    def anchors_facts(self) -> bool:
+        return len(self.anchor) == 3
 
     @property
     def bound_variables(self) -> tuple[str, ...]:
-        """What anchored sampling binds: the anchor, then the walk fact's new variables."""
-        return self.anchor + tuple(v for v in self.walk if v not in self.anchor)
+        """What anchored sampling binds: the anchor, then each walk step's new variables."""
+        bound = self.anchor
+        for step in self.walk:
+            bound += tuple(v for v in step if v not in bound)
+        return bound
 
 
 def _header(text: str, key: str) -> str | None:
@@ -55,12 +65,17 @@ def load_template(name: str) -> Template:
     if name not in template_names():
         raise UnknownShapeError(f"no SPARQL template {name!r}; known: {', '.join(template_names())}")
     text = resources.files("kgsynth.queries").joinpath("templates", f"{name}.rq").read_text(encoding="utf-8")
-    anchor = _header(text, "anchor")
+    anchor = tuple((_header(text, "anchor") or "").split())
+    walk = tuple((_header(text, "walk") or "").split())
+    if len(anchor) not in (0, 1, 3) or len(walk) % 3 or (walk and len(anchor) != 3):
+        raise UnknownShapeError(f"template {name!r}: bad anchor or walk header")
     return Template(
         name,
         text,
-        tuple(anchor.split()) if anchor else (),
+        anchor,
         _header(text, "anchors-from"),
         _header(text, "anchor-reversed") == "yes",
-        tuple((_header(text, "walk") or "").split()),
+        _header(text, "anchor-values"),
+        tuple(zip(walk[0::3], walk[1::3], walk[2::3], strict=True)),
+        _header(text, "walk-functional") == "yes",
     )
