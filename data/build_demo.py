@@ -1141,6 +1141,62 @@ RULES = [
 ]
 
 
+# kgs:question per rule: what a dialogue-based item asks ({entity} is the entity's label).
+# Questions name the quantity, never the rule's numbers.
+QUESTIONS = {
+    "income-tax": ("How much personal income tax is due on the monthly salary of {entity}?",
+                   "Сколько НДФЛ нужно удержать с месячной зарплаты сотрудника «{entity}»?"),
+    "residency-tax": ("How much income tax is due on the monthly salary of {entity}?",
+                      "Сколько налога нужно удержать с месячной зарплаты сотрудника «{entity}»?"),
+    "income-bracket": ("Which income tax bracket does the annual income of {entity} fall into?",
+                       "В какую ступень шкалы НДФЛ попадает годовой доход сотрудника «{entity}»?"),
+    "overlimit-penalty": ("How much overlimit penalty will the bank charge on {entity} this month?",
+                          "Какой штраф за превышение лимита банк начислит по «{entity}» за этот месяц?"),
+    "card-over-limit": ("Has the monthly limit of {entity} been exceeded?",
+                        "Превышен ли месячный лимит по «{entity}»?"),
+    "probation-end": ("On which date does the probation period of {entity} end?",
+                      "Какого числа заканчивается испытательный срок сотрудника «{entity}»?"),
+    "agent-commission": ("How much commission does the agent earn on {entity}?",
+                         "Какую комиссию получит агент по «{entity}»?"),
+    "payout-over-deductible": ("How much will the insurer pay out on {entity}?",
+                               "Сколько выплатит страховщик по «{entity}»?"),
+    "claim-above-deductible": ("Is {entity} eligible for a payout?",
+                               "Положена ли выплата по «{entity}»?"),
+    "fault-payout": ("How much will be reimbursed on {entity}?",
+                     "Сколько будет возмещено по «{entity}»?"),
+    "claim-filing-window": ("Was {entity} filed in time?",
+                            "Подано ли заявление по «{entity}» в срок?"),
+    "claim-deadline": ("What is the last day to file {entity}?",
+                       "Какой последний день подачи заявления по «{entity}»?"),
+    "vehicle-power-class": ("Which engine power class does {entity} belong to?",
+                            "К какому классу мощности двигателя относится автомобиль «{entity}»?"),
+    "bonus-points": ("How many bonus points does {entity} earn?",
+                     "Сколько бонусных баллов начислят за «{entity}»?"),
+    "free-delivery": ("Does {entity} qualify for free delivery?",
+                      "Положена ли бесплатная доставка для «{entity}»?"),
+    "membership-cashback": ("How much annual cashback will {entity} receive?",
+                            "Какой кешбэк за год получит покупатель «{entity}»?"),
+    "return-window": ("Was {entity} made within the return period?",
+                      "Оформлен ли «{entity}» в пределах срока возврата?"),
+    "loyalty-tier": ("Which loyalty tier does {entity} reach?",
+                     "Какой уровень программы лояльности получает покупатель «{entity}»?"),
+    "booking-service-fee": ("How much is the service fee for {entity}?",
+                            "Какой сервисный сбор возьмут за «{entity}»?"),
+    "trip-over-budget": ("Did {entity} go over budget?",
+                         "Вышла ли «{entity}» за рамки бюджета?"),
+    "cancellation-refund": ("How much will be refunded if {entity} is cancelled?",
+                            "Сколько вернут при отмене «{entity}»?"),
+    "stay-nights": ("How many nights does {entity} cover?",
+                    "Сколько ночей включает «{entity}»?"),
+    "invoice-due": ("By which date must the hotel invoice for {entity} be paid?",
+                    "До какого числа нужно оплатить счёт гостиницы по «{entity}»?"),
+    "trip-length": ("How many days does {entity} last?",
+                    "Сколько дней длится «{entity}»?"),
+    "hotel-segment": ("Which price segment does {entity} belong to?",
+                      "К какому ценовому сегменту относится «{entity}»?"),
+}
+
+
 def build_rules() -> TurtleFile:
     f = TurtleFile("rules.ttl")
     for local, (cls, label_en, label_ru) in BRACKET_CLASSES.items():
@@ -1152,6 +1208,9 @@ def build_rules() -> TurtleFile:
         f.add(s, LABEL, ru(rule.label[1]))
         f.add(s, kgs("statement"), en(rule.en))
         f.add(s, kgs("statement"), ru(rule.ru))
+        question_en, question_ru = QUESTIONS[rule.id]
+        f.add(s, kgs("question"), en(question_en))
+        f.add(s, kgs("question"), ru(question_ru))
         f.add(s, kgs("kind"), kgs(rule.kind))
         f.add(s, kgs("operation"), kgs(rule.operation))
         f.add(s, kgs("domain"), ex(rule.domain))

@@ -8,6 +8,7 @@ import typer
 
 from kgsynth import __version__
 from kgsynth.cli import graph
+from kgsynth.cli.synth import synth
 from kgsynth.errors import KgsynthError
 
 app = typer.Typer(
@@ -18,6 +19,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(graph.app, name="graph")
+app.command()(synth)
 
 _debug = False
 

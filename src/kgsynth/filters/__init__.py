@@ -1,1 +1,8 @@
-"""Item filters, one module each behind one interface (built in a later issue)."""
+"""Filters that prune weak items; each is one module behind ``ItemFilter``."""
+
+from kgsynth.filters.answer_stated import AnswerStatedFilter
+from kgsynth.filters.base import ItemFilter, Rejection, apply_filters
+from kgsynth.filters.leakage import RuleLeakageFilter, rule_numbers
+from kgsynth.filters.structure import StructureFilter
+
+__all__ = ["AnswerStatedFilter", "ItemFilter", "Rejection", "RuleLeakageFilter", "StructureFilter", "apply_filters", "rule_numbers"]

@@ -119,6 +119,7 @@ class Rule(_Frozen):
     operation: Operation
     labels: dict[str, str] = {}
     statements: dict[str, str] = {}
+    questions: dict[str, str] = {}  # by language; "{entity}" stands for the entity's label
     domain: str | None = None
     category: str | None = None
     applies_to_class: str | None = None
@@ -232,6 +233,7 @@ def _build_rule(iri: str, values: dict[str, list], nodes: dict) -> Rule:
         operation=operation,
         labels=_lang_texts(values.get(RDFS + "label", [])),
         statements=_lang_texts(values.get(KGS + "statement", [])),
+        questions=_lang_texts(values.get(KGS + "question", [])),
         domain=_value(_one(iri, values, "domain")),
         category=_value(_one(iri, values, "category")),
         applies_to_class=_value(_one(iri, values, "appliesToClass")),

@@ -1,0 +1,38 @@
+"""Answer stated: a computed answer must not already appear in the dialogue.
+
+Retrieval items (the answer is one of the dialogue's facts) and yes/no answers (the
+words occur in any conversation) are out of scope; for the rest the gold value is looked
+for in every writing the checker understands (numbers with any grouping, dates in ISO,
+D.M.YYYY or with month names, text labels by normalised substring).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from kgsynth.filters.base import ItemFilter
+from kgsynth.synth.formats import NUMERIC_FORMATS, AnswerFormat, dates_in, normalize_text, numbers_in, parse_number
+from kgsynth.synth.item import Item
+
+
+class AnswerStatedFilter(ItemFilter):
+    name = "answer_stated"
+
+    def reason(self, item: Item) -> str | None:
+        if item.metadata.answer_in_dialogue or item.answer_format is AnswerFormat.yes_no:
+            return None
+        text = item.transcript
+        if item.answer_format in NUMERIC_FORMATS:
+            gold = parse_number(str(item.gold))
+            if gold is not None and gold in numbers_in(text):
+                return f"the dialogue states the answer {item.gold}"
+        elif item.answer_format is AnswerFormat.date:
+            if dt.date.fromisoformat(str(item.gold)) in dates_in(text):
+                return f"the dialogue states the answer date {item.gold}"
+        else:
+            said = normalize_text(text)
+            golds = [item.gold] if isinstance(item.gold, str) else list(item.gold)
+            for gold in [*golds, *item.gold_aliases]:
+                if normalize_text(gold) and normalize_text(gold) in said:
+                    return f"the dialogue states the answer {gold!r}"
+        return None

@@ -1,0 +1,54 @@
+"""Rule leakage: the dialogue must not state the semantic rule.
+
+Looks for the rule's numbers (rates as percentages and fractions, constant thresholds,
+day windows, bracket bounds), its label and statement, and percentage wording. A fact
+value that happens to equal one of the rule's numbers is rejected too: the reader could
+not tell it from a leak. 0 and 1 are not markers (a 100% rate is "1").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from decimal import Decimal
+
+from kgsynth.filters.base import ItemFilter
+from kgsynth.kg.vocab import Rule
+from kgsynth.synth.formats import normalize_text, numbers_in
+from kgsynth.synth.item import Item
+
+_PERCENT_WORDS = re.compile(r"%|\bper ?cent|\bпроцент", re.IGNORECASE)
+
+
+def rule_numbers(rule: Rule) -> set[Decimal]:
+    """The numbers a statement of the rule would contain."""
+    rates = [r for r in (rule.rate, rule.default_rate, *(c.rate for c in rule.cases)) if r is not None]
+    numbers = {r * 100 for r in rates} | set(rates)
+    numbers |= {n for n in (rule.threshold, rule.max_days) if n is not None}
+    numbers |= {b for br in rule.brackets for b in (br.lower, br.upper) if b is not None}
+    return {Decimal(n).normalize() for n in numbers} - {Decimal(0), Decimal(1)}
+
+
+class RuleLeakageFilter(ItemFilter):
+    name = "rule_leakage"
+
+    def __init__(self, rules: Mapping[str, Rule]):
+        self.rules = rules
+        self.numbers = {iri: rule_numbers(rule) for iri, rule in rules.items()}
+
+    def reason(self, item: Item) -> str | None:
+        iri = item.metadata.rule_iri
+        if iri is None:
+            return None
+        rule, text = self.rules[iri], item.transcript
+        said = {n.normalize() for n in numbers_in(text)}
+        leaked = sorted(said & self.numbers[iri])
+        if leaked:
+            return f"the dialogue contains the rule's number {leaked[0]:f}"
+        if _PERCENT_WORDS.search(text):
+            return "the dialogue talks about percentages"
+        normalized = normalize_text(text)
+        for phrase in (rule.labels.get(item.language), rule.statements.get(item.language)):
+            if phrase and normalize_text(phrase) in normalized:
+                return f"the dialogue names the rule: {phrase!r}"
+        return None

@@ -1,0 +1,350 @@
+"""The template verbaliser: a scenario -> a 2-3 speaker dialogue, with no model.
+
+Every fact value sits in the turn its piece is mapped to; the rule and (for computed
+answers) the answer never appear. Knobs beyond the difficulty table: neutral noise turns,
+clarifications, re-asks, a correction (a value first misstated, then corrected: the gold
+uses the final value), the position of the fact turns, and padding to a target token
+count with distractor turns that mention no entity or value of the scenario.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import random
+import re
+from decimal import Decimal
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from kgsynth.errors import KgsynthError
+from kgsynth.queries import Node
+from kgsynth.synth import locale
+from kgsynth.synth.phrases import PHRASES, ROLES, SPEAKERS, YES_NO
+from kgsynth.synth.scenario import CURRENCIES, DIFFICULTY, Scenario, ScenarioFact
+
+TurnKind = Literal[
+    "opening", "fact", "misstatement", "reask", "restate", "ack", "clarify_q", "clarify_a", "noise", "distractor"
+]
+Position = Literal["spread", "start", "middle", "end"]
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+_MONEY_ROLES = frozenset({"amount", "limit", "threshold"})
+
+
+def count_tokens(text: str) -> int:
+    """Approximate tokens (words and punctuation marks): deterministic and model-free.
+    Evaluation may re-count with a model's own tokenizer."""
+    return len(_TOKEN.findall(text))
+
+
+class DialogueSettings(BaseModel):
+    """Knobs of dialogue construction (difficulty comes from the scenario's cell)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    speakers: tuple[int, int] = (2, 3)
+    noise: float = Field(0.3, ge=0, le=1, description="share of free turns that are neutral noise")
+    clarifications: float = Field(0.3, ge=0, le=1, description="chance of a clarification question and answer")
+    reasks: float = Field(0.2, ge=0, le=1, description="chance that a fact is asked for again and restated")
+    corrections: float = Field(0.2, ge=0, le=1, description="chance that a value is misstated, then corrected")
+    position: Position = "spread"
+    fact_turn_indices: tuple[int, ...] | None = None  # exact fact-turn indices (overrides position)
+    target_tokens: int | None = Field(None, ge=1, description="pad with distractor turns up to this many tokens")
+
+    @model_validator(mode="after")
+    def _speakers_in_range(self) -> DialogueSettings:
+        low, high = self.speakers
+        if not 2 <= low <= high <= 3:
+            raise ValueError("speakers must be a range within 2..3, e.g. [2, 3]")
+        return self
+
+
+class Turn(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    speaker: str
+    role: str
+    text: str
+    kind: TurnKind
+    facts: tuple[int, ...] = ()  # scenario facts whose (final) value this turn states
+
+
+class Dialogue(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    turns: tuple[Turn, ...]
+    fact_turns: tuple[int, ...]  # turn index of each piece, in piece order
+    fact_values: tuple[str, ...]  # each scenario fact's value as written in the dialogue
+    padding_turns: int = 0
+
+    @property
+    def text(self) -> str:
+        return "\n".join(f"{t.speaker}: {t.text}" for t in self.turns)
+
+
+class VerbaliserError(KgsynthError):
+    """A dialogue cannot be built as asked (e.g. fact-turn indices outside the dialogue)."""
+
+
+# ---------------------------------------------------------------------------- values
+def render_value(fact: ScenarioFact, scenario: Scenario, lang: str) -> str:
+    """A fact's value as a speaker of ``lang`` would say it."""
+    return _render(fact.object, fact, scenario, lang, fact.object.python if fact.object.kind == "literal" else None)
+
+
+def _render(node: Node, fact: ScenarioFact, scenario: Scenario, lang: str, value: object) -> str:
+    if node.kind == "iri":
+        return node.labels.get(lang) or node.label
+    unit = scenario.rule.unit if scenario.rule else None
+    if isinstance(value, bool):
+        return YES_NO[lang][0 if value else 1]
+    if isinstance(value, int | Decimal):
+        if fact.role in _MONEY_ROLES and unit in CURRENCIES:
+            return locale.format_money(Decimal(value), unit, lang)
+        return locale.format_number(value, lang)
+    if isinstance(value, dt.datetime):
+        return locale.format_date(value.date(), lang)
+    if isinstance(value, dt.date):
+        return locale.format_date(value, lang)
+    return node.value
+
+
+def _wrong_value(value: object, rng: random.Random) -> object | None:
+    """A plausible misstatement of a numeric or date value (never equal to it)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value + rng.choice((-3, -2, -1, 1, 2, 3)) if value > 3 else value + rng.randint(1, 3)
+    if isinstance(value, Decimal):
+        exponent = min(value.as_tuple().exponent, 0) if value == value.to_integral_value() else value.as_tuple().exponent
+        step = Decimal(1).scaleb(max(exponent, -2))
+        scale = Decimal(rng.choice(("0.9", "0.95", "1.05", "1.1")))
+        wrong = (value * scale).quantize(step) if value >= 10 else value + step * rng.randint(1, 3)
+        return wrong if wrong != value else value + step
+    if isinstance(value, dt.date):
+        return value + dt.timedelta(days=rng.choice((-5, -3, -2, 2, 3, 5)))
+    return None
+
+
+# ---------------------------------------------------------------------------- building
+def build_dialogue(scenario: Scenario, lang: str, settings: DialogueSettings, rng: random.Random) -> Dialogue:
+    """One dialogue for ``scenario`` in ``lang``; the same rng state gives the same dialogue."""
+    spec = DIFFICULTY[scenario.cell.difficulty]
+    total = rng.randint(*spec.turns)
+    pieces = scenario.pieces
+    slots = _fact_slots(len(pieces), total, settings, rng)
+    plan: list[tuple[str, dict] | None] = [None] * total
+    for piece_index, slot in enumerate(slots):
+        plan[slot] = ("piece", {"piece": piece_index})
+    _plan_correction(scenario, plan, slots, settings, rng)
+    _plan_reask(scenario, plan, slots, settings, rng)
+    _plan_clarification(plan, settings, rng)
+    for i, entry in enumerate(plan):
+        if entry is None:
+            plan[i] = _filler(plan[i - 1] if i else None, settings, rng)
+    writer = _Writer(scenario, lang, rng)
+    speakers = _speakers(scenario, lang, settings, rng)
+    order = _speaker_order(len(plan), len(speakers), rng)
+    turns = [writer.turn(kind, args, speakers[order[i]]) for i, (kind, args) in enumerate(plan)]
+    dialogue = Dialogue(turns=tuple(turns), fact_turns=tuple(slots), fact_values=writer.values())
+    if settings.target_tokens:
+        dialogue = pad_dialogue(dialogue, scenario, lang, settings.target_tokens, rng)
+    return dialogue
+
+
+def _fact_slots(n: int, total: int, settings: DialogueSettings, rng: random.Random) -> list[int]:
+    if settings.fact_turn_indices is not None:
+        indices = list(settings.fact_turn_indices)
+        if len(indices) != n or len(set(indices)) != n or not all(0 <= i < total for i in indices):
+            raise VerbaliserError(f"fact_turn_indices {indices} must be {n} distinct turn indices below {total}")
+        return sorted(indices)
+    width = max(n, math.ceil(total / 3))
+    window = {
+        "spread": range(total),
+        "start": range(0, width),
+        "middle": range((total - width) // 2, (total - width) // 2 + width),
+        "end": range(total - width, total),
+    }[settings.position]
+    return sorted(rng.sample(window, n))
+
+
+def _filler(previous: tuple[str, dict] | None, settings: DialogueSettings, rng: random.Random) -> tuple[str, dict]:
+    """A free turn: an opening first, an acknowledgement after something was said, else noise."""
+    if previous is None:
+        return ("opening", {})
+    if rng.random() < settings.noise or previous[0] not in ("piece", "restate", "clarify_a", "misstatement"):
+        return ("noise", {})
+    return ("ack", {})
+
+
+def _plan_correction(scenario: Scenario, plan: list, slots: list[int], settings: DialogueSettings, rng) -> None:
+    """Misstate one numeric/date fact in a free turn before its piece; the piece's turn corrects it."""
+    if rng.random() >= settings.corrections:
+        return
+    candidates = []
+    for piece_index, slot in enumerate(slots):
+        for fact in scenario.pieces[piece_index].facts:
+            value = scenario.facts[fact].object.python if scenario.facts[fact].object.kind == "literal" else None
+            earlier = [i for i in range(slot) if plan[i] is None]
+            if earlier and _wrong_value(value, random.Random(0)) is not None:
+                candidates.append((piece_index, fact, earlier))
+    if not candidates:
+        return
+    piece_index, fact, earlier = rng.choice(candidates)
+    value = scenario.facts[fact].object.python
+    wrong = _wrong_value(value, rng)
+    plan[rng.choice(earlier)] = ("misstatement", {"fact": fact, "wrong": wrong})
+    plan[slots[piece_index]][1].update(corrected=fact, wrong=wrong)
+
+
+def _plan_reask(scenario: Scenario, plan: list, slots: list[int], settings: DialogueSettings, rng) -> None:
+    if rng.random() >= settings.reasks:
+        return
+    options = [(s, f) for i, s in enumerate(slots) for f in scenario.pieces[i].facts
+               if s + 2 < len(plan) and plan[s + 1] is None and plan[s + 2] is None]
+    if options:
+        slot, fact = rng.choice(options)
+        plan[slot + 1], plan[slot + 2] = ("reask", {"fact": fact}), ("restate", {"fact": fact})
+
+
+def _plan_clarification(plan: list, settings: DialogueSettings, rng) -> None:
+    if rng.random() >= settings.clarifications:
+        return
+    options = [i for i in range(1, len(plan) - 1) if plan[i] is None and plan[i + 1] is None and plan[i - 1] is not None]
+    if options:
+        i = rng.choice(options)
+        plan[i], plan[i + 1] = ("clarify_q", {}), ("clarify_a", {})
+
+
+def _speakers(scenario: Scenario, lang: str, settings: DialogueSettings, rng) -> list[tuple[str, str]]:
+    """2-3 (name, role) pairs; names that occur in the scenario's labels are never used."""
+    labels = _scenario_words(scenario)
+    names = [n for n in SPEAKERS[lang] if n.casefold() not in labels]
+    roles = ROLES[lang].get(scenario.cell.domain, ROLES[lang]["general"])
+    k = rng.randint(*settings.speakers)
+    return list(zip(rng.sample(names, k), rng.sample(roles, k), strict=True))
+
+
+def _speaker_order(n: int, k: int, rng: random.Random) -> list[int]:
+    order = [0]
+    for _ in range(n - 1):
+        order.append(rng.choice([s for s in range(k) if s != order[-1]]))
+    return order
+
+
+def _scenario_words(scenario: Scenario) -> set[str]:
+    """Every word of every label and value in the scenario, casefolded."""
+    nodes = [scenario.entity, *([scenario.entity_class] if scenario.entity_class else [])]
+    nodes += [n for f in scenario.facts for n in (f.subject, f.relation, f.object)]
+    texts = [t for n in nodes for t in (n.label, n.value, *n.labels.values())]
+    return {w.casefold() for t in texts for w in re.findall(r"\w+", t)}
+
+
+def scenario_texts(scenario: Scenario) -> list[str]:
+    """Labels and values a distractor must not contain, casefolded (in every language)."""
+    nodes = [scenario.entity, *([scenario.entity_class] if scenario.entity_class else [])]
+    nodes += [n for f in scenario.facts for n in (f.subject, f.object)]
+    return sorted({t.casefold() for n in nodes for t in (n.label, *n.labels.values()) if t})
+
+
+def pad_dialogue(dialogue: Dialogue, scenario: Scenario, lang: str, target_tokens: int, rng: random.Random) -> Dialogue:
+    """Insert distractor turns at random places until the transcript has ``target_tokens``.
+
+    Distractors come from a digit-free bank and are skipped if they contain any label of
+    the scenario, so they cannot change the answer; fact-turn indices are shifted.
+    """
+    forbidden = scenario_texts(scenario)
+    bank = [line for line in PHRASES[lang]["distractor"] if not any(t in line.casefold() for t in forbidden)]
+    if not bank:
+        raise VerbaliserError("every distractor line mentions a label of the scenario; cannot pad")
+    turns = list(dialogue.turns)
+    speakers = sorted({(t.speaker, t.role) for t in turns})
+    tokens = count_tokens(dialogue.text)
+    padding = 0
+    while tokens < target_tokens:
+        text = " ".join(rng.sample(bank, k=min(len(bank), rng.randint(1, 3))))
+        speaker, role = rng.choice(speakers)
+        at = rng.randint(0, len(turns))
+        turns.insert(at, Turn(speaker=speaker, role=role, text=text, kind="distractor"))
+        tokens += count_tokens(f"{speaker}: {text}")
+        padding += 1
+    fact_turns = tuple(i for i, t in enumerate(turns) if t.kind == "fact")
+    return dialogue.model_copy(update={"turns": tuple(turns), "fact_turns": fact_turns, "padding_turns": padding})
+
+
+class _Writer:
+    """Writes each planned turn; remembers whether the entity has been named yet."""
+
+    def __init__(self, scenario: Scenario, lang: str, rng: random.Random):
+        self.s, self.lang, self.rng = scenario, lang, rng
+        self.phrases = PHRASES[lang]
+        self.named = False
+        self.stated: set[str] = set()  # relations already stated (for "another ...")
+        self.rendered = {i: render_value(f, scenario, lang) for i, f in enumerate(scenario.facts)}
+
+    def values(self) -> tuple[str, ...]:
+        return tuple(self.rendered[i] for i in range(len(self.s.facts)))
+
+    def turn(self, kind: str, args: dict, speaker: tuple[str, str]) -> Turn:
+        name, role = speaker
+        if kind == "piece":
+            text, facts = self._piece(args)
+            return Turn(speaker=name, role=role, text=text, kind="fact", facts=facts)
+        if kind == "misstatement":
+            fact = self.s.facts[args["fact"]]
+            wrong = _render(fact.object, fact, self.s, self.lang, args["wrong"])
+            return Turn(speaker=name, role=role, text=_tidy(self._statement(fact, wrong, explicit=True)), kind="misstatement")
+        if kind in ("reask", "restate"):
+            fact = self.s.facts[args["fact"]]
+            slots = {"relation": self._relation(fact), "value": self.rendered[args["fact"]]}
+            slots |= {"value_cap": _cap(slots["value"])}
+            return Turn(speaker=name, role=role, text=_tidy(self._pick(kind).format(**slots)), kind=kind)
+        return Turn(speaker=name, role=role, text=self._pick(kind), kind=kind)
+
+    def _piece(self, args: dict) -> tuple[str, tuple[int, ...]]:
+        piece = self.s.pieces[args["piece"]]
+        parts = []
+        entity = self.s.entity.labels.get(self.lang) or self.s.entity.label
+        cls = self.s.entity_class and (self.s.entity_class.labels.get(self.lang) or self.s.entity_class.label)
+        a_cls = f"{'an' if cls and cls[0].lower() in 'aeiou' else 'a'} {cls}"
+        if piece.name and piece.entity_class:
+            parts.append(self._pick("name_class").format(entity=entity, cls=cls, a_cls=a_cls))
+        elif piece.name:
+            parts.append(self._pick("name").format(entity=entity))
+        elif piece.entity_class:
+            parts.append(self._pick("class").format(cls=cls, a_cls=a_cls))
+        self.named = self.named or piece.name
+        for i in piece.facts:
+            fact = self.s.facts[i]
+            if args.get("corrected") == i:
+                wrong = _render(fact.object, fact, self.s, self.lang, args["wrong"])
+                parts.append(self._pick("correction").format(relation=self._relation(fact), value=self.rendered[i], wrong=wrong))
+            else:
+                parts.append(self._statement(fact, self.rendered[i]))
+        return _tidy(" ".join(parts)), piece.facts
+
+    def _statement(self, fact: ScenarioFact, value: str, explicit: bool = False) -> str:
+        relation = self._relation(fact)
+        implicit = not explicit and self.named and fact.subject.value == self.s.entity.value
+        if not implicit:
+            subject = fact.subject.labels.get(self.lang) or fact.subject.label
+            return self._pick("fact_about").format(subject=subject, relation=relation, value=value)
+        kind = "fact_again" if fact.relation.value in self.stated else "fact"
+        self.stated.add(fact.relation.value)
+        return self._pick(kind).format(relation=relation, relation_cap=_cap(relation), value=value)
+
+    def _relation(self, fact: ScenarioFact) -> str:
+        return fact.relation.labels.get(self.lang) or fact.relation.label
+
+    def _pick(self, kind: str) -> str:
+        return self.rng.choice(self.phrases[kind])
+
+
+def _tidy(text: str) -> str:
+    """One full stop where a value ending in one ("2024 г.") meets the template's own."""
+    return text.replace("..", ".")
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]

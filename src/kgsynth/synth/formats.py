@@ -1,0 +1,541 @@
+"""Answer formats and the strict two-level answer checker, shared by synthesis and evaluation.
+
+Every QA item names an :class:`AnswerFormat` and its :class:`Constraints`. The model is
+told the format by :func:`format_instruction`, the gold is stored as the text that
+:func:`canonical_gold` returns, and :func:`check_answer` scores an answer on two levels:
+
+* syntactic: is the whole answer in the format, strictly (``"15600"``, not
+  ``"about 15600 rubles"``);
+* semantic: does the value carried by the answer equal the gold within tolerance.
+
+Strict scoring counts an answer only when both hold. The value is still extracted from a
+badly formatted answer, so that evaluation can tell a format violation from a wrong fact.
+No substring matching anywhere: ``"711"`` never matches the gold ``"11"``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Collection, Iterable, Sequence
+from decimal import Decimal
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from kgsynth.synth.locale import MONTHS_EN, MONTHS_RU_GENITIVE, check_lang, plain_number, plural_ru, to_decimal
+
+__all__ = [
+    "AnswerCheck",
+    "AnswerFormat",
+    "Constraints",
+    "canonical_gold",
+    "check_answer",
+    "format_instruction",
+    "normalize_text",
+    "parse_number",
+]
+
+
+class AnswerFormat(StrEnum):
+    """The answer formats of SPEC section 3; the value is the lower-case name."""
+
+    yes_no = "yes_no"
+    number = "number"
+    currency = "currency"
+    percent = "percent"  # the number of percent, without the sign: 13 for 13 %
+    date = "date"  # YYYY-MM-DD
+    one_token = "one_token"
+    short_text = "short_text"  # 1..max_words words (4 by default)
+    set = "set"  # items separated by commas
+
+
+NUMERIC_FORMATS = frozenset({AnswerFormat.number, AnswerFormat.currency, AnswerFormat.percent})
+DEFAULT_MAX_WORDS = 4
+
+
+class Constraints(BaseModel):
+    """What an answer must satisfy beyond its format; the defaults constrain nothing."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    tolerance: Decimal = Field(default=Decimal(0), ge=0)
+    unit: str | None = None
+    rounding: int | None = Field(default=None, ge=0)
+    range: tuple[Decimal, Decimal] | None = None
+    max_words: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _range_ordered(self) -> Constraints:
+        if self.range is not None and self.range[0] > self.range[1]:
+            raise ValueError(f"range must be (low, high) with low <= high, got {self.range}")
+        return self
+
+
+class AnswerCheck(BaseModel):
+    """The verdict on one answer; ``correct`` is what strict scoring counts."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    syntactic_ok: bool
+    value_matches: bool
+    correct: bool
+    value: str | None
+    reason: str | None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> AnswerCheck:
+        if self.correct != (self.syntactic_ok and self.value_matches):
+            raise ValueError("correct must equal syntactic_ok and value_matches")
+        return self
+
+
+def _verdict(syntactic_ok: bool, value_matches: bool, value: str | None, reason: str | None) -> AnswerCheck:
+    correct = syntactic_ok and value_matches
+    return AnswerCheck(
+        syntactic_ok=syntactic_ok,
+        value_matches=value_matches,
+        correct=correct,
+        value=value,
+        reason=None if correct else (reason or "differs from gold"),
+    )
+
+
+# --------------------------------------------------------------------------- gold
+
+
+def canonical_gold(
+    value: object, fmt: AnswerFormat, constraints: Constraints = Constraints()
+) -> str | list[str]:
+    """The text a gold value is stored as, and what :func:`check_answer` compares with.
+
+    bool -> ``"yes"``/``"no"``; numbers -> plain text without exponent or trailing zeros
+    (rounded half-up to ``constraints.rounding`` places when set); dates -> ISO
+    ``YYYY-MM-DD``; text -> stripped; set -> sorted list of distinct stripped items.
+    """
+    fmt = AnswerFormat(fmt)
+    if fmt is AnswerFormat.yes_no:
+        return _gold_yes_no(value)
+    if fmt in NUMERIC_FORMATS:
+        return plain_number(_gold_decimal(value), constraints.rounding)
+    if fmt is AnswerFormat.date:
+        return _gold_date(value).isoformat()
+    if fmt is AnswerFormat.set:
+        if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+            raise TypeError(f"a set gold must be an iterable of str, got {value!r}")
+        return sorted({str(item).strip() for item in value} - {""})
+    return str(value).strip()
+
+
+def _gold_yes_no(value: object) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, str) and value.strip().casefold() in _YES_NO:
+        return _YES_NO[value.strip().casefold()]
+    raise ValueError(f"a yes_no gold must be a bool or yes/no, got {value!r}")
+
+
+def _gold_decimal(value: object) -> Decimal:
+    if isinstance(value, str):
+        parsed = parse_number(value)
+        return parsed if parsed is not None else to_decimal(value.strip())
+    if isinstance(value, Decimal | int | float):
+        return to_decimal(value)
+    raise TypeError(f"a numeric gold must be a number, got {value!r}")
+
+
+def _gold_date(value: object) -> dt.date:
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str):
+        parsed = _iso_date(value.strip())
+        if parsed is not None:
+            return parsed
+    raise ValueError(f"a date gold must be a date or YYYY-MM-DD, got {value!r}")
+
+
+# --------------------------------------------------------------------------- checking
+
+
+def check_answer(
+    answer: str,
+    fmt: AnswerFormat,
+    gold: str | list[str],
+    constraints: Constraints = Constraints(),
+    *,
+    aliases: Sequence[str] = (),
+) -> AnswerCheck:
+    """Score ``answer`` strictly against ``gold`` (as returned by :func:`canonical_gold`).
+
+    Whitespace around the answer and one trailing ``.`` or ``!`` are ignored everywhere.
+    ``aliases`` are other acceptable texts for text golds (e.g. the Russian label); for
+    ``set`` each alias is a whole alternative list. A non-text gold (a Decimal, a date) is
+    passed through :func:`canonical_gold` first.
+    """
+    fmt = AnswerFormat(fmt)
+    if not isinstance(gold, str | list):
+        gold = canonical_gold(gold, fmt, constraints)
+    text = _strip_answer(answer or "")
+    if not text:
+        return _verdict(False, False, None, "empty answer")
+    if fmt is AnswerFormat.yes_no:
+        return _check_yes_no(text, gold)
+    if fmt in NUMERIC_FORMATS:
+        return _check_number(text, gold, constraints)
+    if fmt is AnswerFormat.date:
+        return _check_date(text, gold)
+    if fmt is AnswerFormat.set:
+        return _check_set(text, gold, constraints, aliases)
+    golds = [gold] if isinstance(gold, str) else list(gold)
+    accepted = {normalize_text(g) for g in [*golds, *aliases]} - {""}
+    if fmt is AnswerFormat.one_token:
+        return _check_one_token(text, accepted)
+    return _check_short_text(text, accepted, constraints.max_words or DEFAULT_MAX_WORDS)
+
+
+def _strip_answer(answer: str) -> str:
+    """Drop surrounding whitespace and one trailing period or exclamation mark."""
+    text = answer.strip()
+    if text[-1:] in (".", "!"):
+        text = text[:-1].rstrip()
+    return text
+
+
+# yes_no ---------------------------------------------------------------------
+
+_YES_NO = {"yes": "yes", "no": "no", "да": "yes", "нет": "no"}
+# Whole words only: "yesterday" and "nothing" carry no yes/no.
+_YES_NO_WORD = re.compile(r"(?<![\w'-])(yes|no|да|нет)(?![\w'-])", re.IGNORECASE)
+
+
+def _check_yes_no(text: str, gold: str | list[str]) -> AnswerCheck:
+    want = _gold_yes_no(gold if isinstance(gold, str) else gold[0])
+    exact = _YES_NO.get(text.casefold())
+    if exact is not None:
+        return _verdict(True, exact == want, exact, None)
+    found = {_YES_NO[m.casefold()] for m in _YES_NO_WORD.findall(text)}
+    value = found.pop() if len(found) == 1 else None
+    return _verdict(False, value == want, value, "not just yes or no")
+
+
+# numbers --------------------------------------------------------------------
+
+# One number: optional minus, digits with optional thousands groups of exactly three
+# digits (one separator kind throughout: comma, space, NBSP, narrow NBSP or thin space),
+# optional decimal part after "." or ",". A grouped number cannot start with 0, so
+# "0,600" is 0.6.
+_NUMBER = (
+    r"(?P<sign>[-\u2212])?"
+    r"(?P<int>[1-9][0-9]{0,2}(?P<sep>[, \u00a0\u202f\u2009])[0-9]{3}(?:(?P=sep)[0-9]{3})*|[0-9]+)"
+    r"(?:(?P<dsep>[.,])(?P<frac>[0-9]+))?"
+)
+_NUMBER_FULL = re.compile(_NUMBER)
+_NUMBER_IN_TEXT = re.compile(r"(?<![0-9])(?<![0-9][.,])" + _NUMBER + r"(?![0-9])")
+
+
+def _readings(m: re.Match[str]) -> tuple[Decimal, ...]:
+    """The values a matched number can mean: one, or two for a lone ``,ddd``; () if invalid.
+
+    ``15,600`` is 15600 (an English thousands comma, read first) but also 15.6 in Russian
+    writing; the checker accepts either reading so Russian renderings such as ``15,123``
+    (15.123) are not marked wrong. The two readings differ a thousandfold, so accepting
+    both cannot reward a guess.
+    """
+    sep, dsep, frac = m["sep"], m["dsep"], m["frac"]
+    if sep == "," and dsep == ",":
+        return ()  # "1,234,5": a comma cannot both group and mark decimals
+    sign = "-" if m["sign"] else ""
+    digits = re.sub("[^0-9]", "", m["int"])
+    main = Decimal(f"{sign}{digits}.{frac}" if frac else f"{sign}{digits}")
+    if sep == "," and dsep is None and m["int"].count(",") == 1:
+        return (main, Decimal(sign + m["int"].replace(",", ".")))
+    return (main,)
+
+
+def parse_number(text: str) -> Decimal | None:
+    """The value of ``text`` if it is exactly one number in the checker's grammar, else None.
+
+    For the ambiguous ``15,600`` this is the thousands reading (15600).
+    """
+    m = _NUMBER_FULL.fullmatch(text.strip())
+    readings = _readings(m) if m else ()
+    return readings[0] if readings else None
+
+
+def numbers_in(text: str) -> set[Decimal]:
+    """Every value any number written in ``text`` can mean (both readings of ``15,600``),
+    leaving out the digits of dates ("November 2, 2024" states no 2): what the leakage
+    filters look for."""
+    for pattern in (_ISO_LIKE, _DAY_FIRST, _MONTH_FIRST, _DAY_MONTH):
+        text = pattern.sub(" ", text)
+    return {v for m in _NUMBER_IN_TEXT.finditer(text) for v in _readings(m)}
+
+
+def dates_in(text: str) -> set[dt.date]:
+    """Every unambiguous date written in ``text`` (ISO-like, D.M.YYYY, month names)."""
+    return _dates_in_text(text)
+
+
+def _numbers_in_text(text: str) -> tuple[tuple[Decimal, ...], str]:
+    """Readings of the only number in a badly formatted answer, and the reason it failed."""
+    found = [_readings(m) for m in _NUMBER_IN_TEXT.finditer(text)]
+    if not found:
+        return (), "no number"
+    if not all(found):
+        return (), "a comma both groups and marks decimals"
+    if len({r[0] for r in found}) > 1:
+        return (), "more than one number"
+    if "%" in text:
+        return found[0], "has a % sign"
+    return found[0], "extra text around the number"
+
+
+def _decimal_places(d: Decimal) -> int:
+    """Decimal places that carry a non-zero digit: 15600.50 has 1, 15600.00 has 0."""
+    text = plain_number(d)
+    return len(text.partition(".")[2])
+
+
+def _check_number(text: str, gold: str | list[str], c: Constraints) -> AnswerCheck:
+    want = _gold_decimal(gold if isinstance(gold, str) else gold[0])
+    m = _NUMBER_FULL.fullmatch(text)
+    readings = _readings(m) if m else ()
+    syntax_reason = None
+    if not readings:
+        readings, syntax_reason = _numbers_in_text(text)
+        if not readings:
+            return _verdict(False, False, None, syntax_reason)
+
+    def in_range(v: Decimal) -> bool:
+        return c.range is None or c.range[0] <= v <= c.range[1]
+
+    def matches(v: Decimal) -> bool:
+        return in_range(v) and abs(v - want) <= c.tolerance
+
+    value = next((v for v in readings if matches(v)), readings[0])
+    ok = matches(value)
+    if syntax_reason is None and c.rounding is not None and _decimal_places(value) > c.rounding:
+        syntax_reason = f"more than {c.rounding} decimal places"
+    reason = syntax_reason
+    if reason is None and c.range is not None and not in_range(value):
+        reason = f"outside range {plain_number(c.range[0])}..{plain_number(c.range[1])}"
+    return _verdict(syntax_reason is None, ok, plain_number(value), reason)
+
+
+# dates ----------------------------------------------------------------------
+
+_ISO_STRICT = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+_ISO_LIKE = re.compile(r"(?<![0-9])([0-9]{4})([-/.])([0-9]{1,2})\2([0-9]{1,2})(?![0-9])")
+_DAY_FIRST = re.compile(r"(?<![0-9.])([0-9]{1,2})\.([0-9]{1,2})\.([0-9]{4})(?![0-9])")
+_MONTHS = {name.casefold(): i for names in (MONTHS_EN, MONTHS_RU_GENITIVE) for i, name in enumerate(names, 1)}
+_MONTHS.update({name[:3].casefold(): i for i, name in enumerate(MONTHS_EN, 1)})
+_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_ORDINAL = "(?:st|nd|rd|th)?"
+_MONTH_FIRST = re.compile(rf"(?<!\w)({_MONTH})\.?\s+([0-9]{{1,2}}){_ORDINAL},?\s+([0-9]{{4}})(?![0-9])", re.I)
+_DAY_MONTH = re.compile(
+    rf"(?<![0-9])([0-9]{{1,2}}){_ORDINAL}\s+(?:of\s+)?({_MONTH})\.?,?\s+([0-9]{{4}})(?![0-9])", re.I
+)
+
+
+def _date(year: str, month: str | int, day: str) -> dt.date | None:
+    try:
+        return dt.date(int(year), int(month), int(day))
+    except ValueError:
+        return None
+
+
+def _iso_date(text: str) -> dt.date | None:
+    m = _ISO_STRICT.fullmatch(text)
+    return _date(m[1], m[2], m[3]) if m else None
+
+
+def _dates_in_text(text: str) -> set[dt.date]:
+    """Unambiguous dates in any common writing: ISO-like, D.M.YYYY, or with a month name."""
+    found = [_date(m[1], m[3], m[4]) for m in _ISO_LIKE.finditer(text)]
+    found += [_date(m[3], m[2], m[1]) for m in _DAY_FIRST.finditer(text)]
+    found += [_date(m[3], _MONTHS[m[1].casefold()], m[2]) for m in _MONTH_FIRST.finditer(text)]
+    found += [_date(m[3], _MONTHS[m[2].casefold()], m[1]) for m in _DAY_MONTH.finditer(text)]
+    return {d for d in found if d is not None}
+
+
+def _check_date(text: str, gold: str | list[str]) -> AnswerCheck:
+    want = _gold_date(gold if isinstance(gold, str) else gold[0])
+    exact = _iso_date(text)
+    if exact is not None:
+        return _verdict(True, exact == want, exact.isoformat(), None)
+    if _ISO_STRICT.fullmatch(text):
+        return _verdict(False, False, None, "not a valid date")
+    found = _dates_in_text(text)
+    value = found.pop() if len(found) == 1 else None
+    reason = "not YYYY-MM-DD" if value or not found else "more than one date"
+    return _verdict(False, value == want, value.isoformat() if value else None, reason)
+
+
+# text -----------------------------------------------------------------------
+
+# Stripped from both ends of text values; "-", "+" and "#" stay ("C++", "-5").
+_EDGE = " \"'«»“”„‟‘’`´.,;:!?()[]{}<>*•—–"
+_OPEN_QUOTES = "\"'«“„‘`"
+_CLOSE_QUOTES = "\"'»”“’`"
+_WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
+_HAS_ALNUM = re.compile(r"[^\W_]")
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+(?=\S)")
+
+
+def normalize_text(text: str) -> str:
+    """Comparable form of a text answer or gold.
+
+    Casefold, ё -> е, curly apostrophes -> ``'``, whitespace collapsed, quotes and
+    punctuation stripped at both ends, one leading English article dropped.
+    """
+    s = text.casefold().replace("ё", "е").replace("’", "'").replace("‘", "'")
+    s = " ".join(s.split()).strip(_EDGE)
+    s = _ARTICLE.sub("", s, count=1)
+    return s.strip(_EDGE)
+
+
+def _unquote(text: str) -> str:
+    """Drop one pair of surrounding quotes: ``"Paris"`` is still one word."""
+    if len(text) >= 2 and text[0] in _OPEN_QUOTES and text[-1] in _CLOSE_QUOTES:
+        return text[1:-1].strip()
+    return text
+
+
+def _check_one_token(text: str, accepted: set[str]) -> AnswerCheck:
+    value = normalize_text(text) or None
+    syntactic = bool(_WORD.fullmatch(_unquote(text)))
+    return _verdict(syntactic, value in accepted, value, None if syntactic else "not exactly one word")
+
+
+def _word_count(text: str) -> int:
+    return sum(1 for w in text.split() if _HAS_ALNUM.search(w))
+
+
+def _check_short_text(text: str, accepted: set[str], max_words: int) -> AnswerCheck:
+    value = normalize_text(text) or None
+    words = _word_count(text)  # counted as written, a leading article included
+    reason = None
+    if words == 0:
+        reason = "no words"
+    elif words > max_words:
+        reason = f"more than {max_words} words"
+    return _verdict(reason is None, value in accepted, value, reason)
+
+
+# sets -----------------------------------------------------------------------
+
+_BULLET = re.compile(r"(?:[-*•]|[0-9]+[.)])\s+")
+_LEADING_AND = re.compile(r"^(?:and|и)\s+", re.IGNORECASE)
+_LAST_AND = re.compile(r"(.*\S)\s+(?:and|и)\s+(\S.*)", re.IGNORECASE | re.DOTALL)
+
+
+def _set_items(text: str, known: Collection[str] = ()) -> list[str]:
+    """Split a list answer into raw items: commas, semicolons, newlines, and a last "and"/"и".
+
+    List bullets ("- ", "1. ") are dropped. The last "and" is not split when the whole
+    piece is a known item ("Procter and Gamble").
+    """
+    pieces = [_drop_bullet(p.strip()) for p in re.split(r"[,;\n]", text)]
+    pieces = [p for p in pieces if p]
+    if len(pieces) > 1:  # Oxford comma: "a, b, and c"
+        pieces[1:] = [_LEADING_AND.sub("", p, count=1) for p in pieces[1:]]
+    if pieces:
+        last = pieces[-1]
+        m = _LAST_AND.fullmatch(last)
+        pieces[-1:] = [m[1], m[2]] if m and normalize_text(last) not in known else [last]
+    return pieces
+
+
+def _drop_bullet(item: str) -> str:
+    m = _BULLET.match(item)
+    return item[m.end() :] if m else item
+
+
+def _normalized_set(text: str, known: Collection[str] = ()) -> set[str]:
+    return {normalize_text(item) for item in _set_items(text, known)} - {""}
+
+
+def _check_set(text: str, gold: str | list[str], c: Constraints, aliases: Sequence[str]) -> AnswerCheck:
+    want = _normalized_set(gold) if isinstance(gold, str) else {normalize_text(g) for g in gold} - {""}
+    alternatives = [want] + [_normalized_set(a) for a in aliases]
+    known = set().union(*alternatives)
+    items = _set_items(text, known)
+    got = {normalize_text(item) for item in items} - {""}
+    reason = None
+    if not got:
+        reason = "no items"
+    elif c.max_words is not None and any(_word_count(item) > c.max_words for item in items):
+        reason = f"an item has more than {c.max_words} words"
+    value = ", ".join(sorted(got)) or None
+    return _verdict(reason is None, got in alternatives, value, reason)
+
+
+# --------------------------------------------------------------------------- instructions
+
+_UNITS = {
+    "en": {"RUB": "roubles", "USD": "US dollars", "EUR": "euros", "days": "days"},
+    # locative, after "в": "в рублях"
+    "ru": {"RUB": "рублях", "USD": "долларах США", "EUR": "евро", "days": "днях"},
+}
+
+
+def _rounding_phrase(rounding: int | None, lang: str) -> str:
+    if rounding is None:
+        return ""
+    if lang == "en":
+        if rounding == 0:
+            return ", rounded to whole units"
+        return f", rounded to {rounding} decimal place{'' if rounding == 1 else 's'}"
+    if rounding == 0:
+        return ", округлив до целых"
+    return f", округлив до {rounding} {plural_ru(rounding, 'знака', 'знаков', 'знаков')} после запятой"
+
+
+def format_instruction(fmt: AnswerFormat, constraints: Constraints, lang: str) -> str:
+    """The one-sentence instruction that tells a model the answer format, in ``lang``."""
+    fmt = AnswerFormat(fmt)
+    check_lang(lang)
+    c = constraints
+    unit = _UNITS[lang].get(c.unit, c.unit) if c.unit else None
+    r = _rounding_phrase(c.rounding, lang)
+    en = lang == "en"
+    if fmt is AnswerFormat.yes_no:
+        return "Answer with one word only: yes or no." if en else "Ответьте одним словом: да или нет."
+    if fmt is AnswerFormat.currency:
+        if en:
+            head = f"Answer with the amount in {unit} as a number only" if unit else "Answer with a number only"
+            return f"{head}, without currency symbol or words{r}."
+        head = f"Ответьте суммой в {unit} только числом" if unit else "Ответьте только числом"
+        return f"{head}, без символа валюты и слов{r}."
+    if fmt is AnswerFormat.number:
+        if en:
+            head = f"Answer with the value in {unit} as a number only" if unit else "Answer with a number only"
+            return f"{head}, without units or words{r}."
+        head = f"Ответьте значением в {unit} только числом" if unit else "Ответьте только числом"
+        return f"{head}, без единиц измерения и слов{r}."
+    if fmt is AnswerFormat.percent:
+        if en:
+            return f"Answer with the number of percent only, without the % sign or words{r}."
+        return f"Ответьте только числом процентов, без знака % и слов{r}."
+    if fmt is AnswerFormat.date:
+        if en:
+            return "Answer with a date only, in the format YYYY-MM-DD (for example, 2026-01-05)."
+        return "Ответьте только датой в формате YYYY-MM-DD (например, 2026-01-05)."
+    if fmt is AnswerFormat.one_token:
+        return "Answer with exactly one word." if en else "Ответьте ровно одним словом."
+    if fmt is AnswerFormat.short_text:
+        n = c.max_words or DEFAULT_MAX_WORDS
+        if en:
+            return f"Answer with at most {n} word{'' if n == 1 else 's'}, without explanation."
+        return f"Ответьте не более чем {n} {plural_ru(n, 'словом', 'словами', 'словами')}, без пояснений."
+    if en:
+        each = f", each item at most {c.max_words} word{'' if c.max_words == 1 else 's'}" if c.max_words else ""
+        return f"Answer with the list of items only, separated by commas{each}."
+    each = (
+        f", каждый элемент не длиннее {c.max_words} {plural_ru(c.max_words, 'слова', 'слов', 'слов')}"
+        if c.max_words
+        else ""
+    )
+    return f"Ответьте только перечнем элементов через запятую{each}."

@@ -1,0 +1,142 @@
+"""Items: a dialogue, a question, a format instruction and a gold answer, with metadata
+for slicing results later (difficulty, category, format, rule kind, shape, positions,
+length). An item is a scenario worded in one language."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from kgsynth.synth.dialogue import Dialogue, DialogueSettings, Turn, build_dialogue, count_tokens
+from kgsynth.synth.formats import AnswerFormat, Constraints, format_instruction
+from kgsynth.synth.scenario import DIFFICULTY, Difficulty, Scenario
+
+PositionBucket = Literal["start", "middle", "end"]
+
+
+class ItemMetadata(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    scenario_id: str
+    subgraph_id: str
+    language: str
+    domain: str
+    category: str
+    topic: str
+    difficulty: Difficulty
+    answer_format: AnswerFormat
+    rule_kind: str
+    rule_iri: str | None
+    shape: str
+    variant: str
+    turns: int
+    fact_turn_count: int
+    links: int
+    fact_turns: tuple[int, ...]  # turn index of each fact-bearing turn
+    fact_to_turn: tuple[int, ...]  # for each source fact, the turn that states its final value
+    fact_values: tuple[str, ...]  # each source fact's value as written in the dialogue
+    noise_turns: int
+    clarifications: int
+    reasks: int
+    corrections: int
+    padding_turns: int
+    position: PositionBucket
+    token_length: int
+    speakers: tuple[str, ...]
+    source_triples: tuple[str, ...]
+    answer_in_dialogue: bool
+    seed: int
+
+
+class Item(BaseModel):
+    """One benchmark item (see ``ItemMetadata`` for what it is made of)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    language: str
+    dialogue: tuple[Turn, ...]
+    question: str
+    format_instruction: str
+    answer_format: AnswerFormat
+    constraints: Constraints
+    gold: str | list[str]
+    gold_aliases: list[str] = []
+    metadata: ItemMetadata
+
+    @property
+    def transcript(self) -> str:
+        return "\n".join(f"{t.speaker}: {t.text}" for t in self.dialogue)
+
+
+def position_bucket(fact_turns: tuple[int, ...], turns: int) -> PositionBucket:
+    """Where the fact turns sit on average: first, middle or last third of the dialogue."""
+    share = sum(fact_turns) / len(fact_turns) / max(turns - 1, 1)
+    return "start" if share < 1 / 3 else "middle" if share < 2 / 3 else "end"
+
+
+def item_rng(seed: int, scenario: Scenario, lang: str) -> random.Random:
+    """Each item draws from its own stream, so skipping items on resume changes nothing else."""
+    return random.Random(f"{seed}:{scenario.id}:{lang}")
+
+
+def make_item(scenario: Scenario, lang: str, settings: DialogueSettings, seed: int) -> Item:
+    dialogue = build_dialogue(scenario, lang, settings, item_rng(seed, scenario, lang))
+    return item_from_dialogue(scenario, lang, dialogue, seed)
+
+
+def item_from_dialogue(scenario: Scenario, lang: str, dialogue: Dialogue, seed: int) -> Item:
+    """Wrap a dialogue (from any verbaliser) into an item with its metadata."""
+    kinds = [t.kind for t in dialogue.turns]
+    fact_to_turn = tuple(next(i for i, t in enumerate(dialogue.turns) if t.kind == "fact" and f in t.facts)
+                         for f in range(len(scenario.facts)))
+    question = scenario.question[lang]
+    instruction = format_instruction(scenario.answer_format, scenario.constraints, lang)
+    metadata = ItemMetadata(
+        scenario_id=scenario.id,
+        subgraph_id=scenario.subgraph_id,
+        language=lang,
+        domain=scenario.cell.domain,
+        category=scenario.cell.category,
+        topic=scenario.topic[lang],
+        difficulty=scenario.cell.difficulty,
+        answer_format=scenario.answer_format,
+        rule_kind=scenario.cell.rule_kind,
+        rule_iri=scenario.rule.iri if scenario.rule else None,
+        shape=scenario.shape.value,
+        variant=scenario.variant,
+        turns=len(dialogue.turns),
+        fact_turn_count=len(dialogue.fact_turns),
+        links=DIFFICULTY[scenario.cell.difficulty].links,
+        fact_turns=dialogue.fact_turns,
+        fact_to_turn=fact_to_turn,
+        fact_values=dialogue.fact_values,
+        noise_turns=kinds.count("noise"),
+        clarifications=kinds.count("clarify_q"),
+        reasks=kinds.count("reask"),
+        corrections=kinds.count("misstatement"),
+        padding_turns=dialogue.padding_turns,
+        position=position_bucket(dialogue.fact_turns, len(dialogue.turns)),
+        token_length=count_tokens(dialogue.text),
+        speakers=tuple(dict.fromkeys(t.speaker for t in dialogue.turns)),
+        source_triples=tuple(f.triple for f in scenario.facts),
+        answer_in_dialogue=scenario.answer_in_dialogue,
+        seed=seed,
+    )
+    content = json.dumps([scenario.id, lang, dialogue.text, question], ensure_ascii=False)
+    return Item(
+        id=hashlib.sha256(content.encode()).hexdigest()[:16],
+        language=lang,
+        dialogue=dialogue.turns,
+        question=question,
+        format_instruction=instruction,
+        answer_format=scenario.answer_format,
+        constraints=scenario.constraints,
+        gold=scenario.gold[lang],
+        gold_aliases=scenario.gold_aliases.get(lang, []),
+        metadata=metadata,
+    )

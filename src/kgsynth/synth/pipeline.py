@@ -1,0 +1,245 @@
+"""``kgsynth synth``: graph -> subgraphs -> scenarios -> items -> filters -> balanced files.
+
+Two phases, as in ragas' test-set generation: a cheap scenario phase (sample subgraphs,
+build every scenario, group them by cell) that is validated before any wording happens,
+then the wording phase, cell by cell, until each cell holds the same number of
+scenarios whose items passed every filter in every language. A cell that runs out of
+scenarios first is reported as unfillable and left out, so the balance stays exact.
+
+Resuming: every processed scenario is appended to ``.work/progress.jsonl`` with its
+items or rejections before the next one starts. Each item draws from its own random
+stream (seed, scenario, language), so a killed run started again skips what is done and
+ends with the same files, byte for byte, as a run that was never interrupted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import shutil
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+import kgsynth
+from kgsynth.errors import KgsynthError
+from kgsynth.filters import AnswerStatedFilter, ItemFilter, RuleLeakageFilter, StructureFilter, apply_filters
+from kgsynth.kg import KnowledgeGraph, load_rules
+from kgsynth.kg.vocab import Rule
+from kgsynth.queries import Shape, sample_subgraphs
+from kgsynth.synth.config import SynthConfig
+from kgsynth.synth.export import DatasetWriter, item_row, read_jsonl, sha256_file, write_json_atomic, write_jsonl
+from kgsynth.synth.item import Item, make_item
+from kgsynth.synth.scenario import Scenario, ScenarioBuilder
+
+Progress = Callable[[int, int], None]  # (items kept so far, items wanted)
+
+
+class CellPlan(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    scenarios: tuple[Scenario, ...]
+
+
+def plan_cells(kg: KnowledgeGraph, config: SynthConfig, rules: dict[str, Rule]) -> list[CellPlan]:
+    """The scenario phase: every scenario the graph gives, grouped by cell, shuffled by seed."""
+    builder = ScenarioBuilder(kg, rules, config.dataset.languages)
+    by_cell: dict[str, dict[str, Scenario]] = defaultdict(dict)
+    wanted_difficulties, wanted_formats = set(config.dataset.difficulties), set(config.dataset.formats)
+    for subgraph in _subgraphs(kg, config):
+        for scenario in builder.build(subgraph):
+            cell = scenario.cell
+            if cell.difficulty in wanted_difficulties and cell.answer_format in wanted_formats:
+                by_cell[cell.key].setdefault(scenario.id, scenario)
+    plans = []
+    for key in sorted(by_cell):
+        scenarios = sorted(by_cell[key].values(), key=lambda s: s.id)
+        random.Random(f"{config.dataset.seed}:{key}").shuffle(scenarios)
+        plans.append(CellPlan(key=key, scenarios=tuple(scenarios)))
+    return plans
+
+
+def _subgraphs(kg: KnowledgeGraph, config: SynthConfig):
+    sampling, seed = config.sampling, config.dataset.seed
+    for shape in config.sampling.shapes:
+        hops = (2, 3, 4) if shape is Shape.multihop else (2,)
+        for h in hops:
+            yield from sample_subgraphs(kg, shape, limit=sampling.subgraphs_per_shape, seed=seed, hops=h, per_anchor=sampling.per_anchor)
+
+
+def make_filters(config: SynthConfig, rules: dict[str, Rule]) -> list[ItemFilter]:
+    available = {"structure": StructureFilter, "rule_leakage": lambda: RuleLeakageFilter(rules), "answer_stated": AnswerStatedFilter}
+    return [available[name]() for name in config.filters.order]
+
+
+class SynthResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    out: Path
+    items: int
+    per_cell: int
+    filled_cells: list[str]
+    unfillable_cells: dict[str, int]  # cell -> scenarios that passed (fewer than per_cell)
+    manifest: dict
+
+
+def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Progress | None = None) -> SynthResult:
+    """Write a balanced dataset for ``config`` into ``out`` (resuming an interrupted run there)."""
+    rules = load_rules(kg)
+    if Shape.rule_application in config.sampling.shapes and not rules:
+        raise KgsynthError("the graph has no kgs:Rule resources; load a rules file or drop rule_application from the shapes")
+    plans = plan_cells(kg, config, rules)
+    if not plans:
+        raise KgsynthError("the graph gives no scenario for the configured shapes, difficulties and formats")
+    languages = config.dataset.languages
+    per_cell = max(1, config.dataset.n // (len(languages) * len(plans)))
+    work = _Work(out / ".work", _config_hash(config))
+    filters = make_filters(config, rules)
+    wanted = per_cell * len(plans) * len(languages)
+    done_items = sum(len(r.get("items", [])) for r in work.records)
+    for plan in plans:
+        for record in _run_cell(plan, work, per_cell, filters, config):
+            work.append(record)
+            done_items += len(record.get("items", []))
+            if progress:
+                progress(min(done_items, wanted), wanted)
+    result = _assemble(out, work, config, per_cell, plans, kg)
+    shutil.rmtree(out / ".work")
+    return result
+
+
+def _run_cell(plan: CellPlan, work: _Work, per_cell: int, filters: list[ItemFilter], config: SynthConfig) -> Iterator[dict]:
+    """Records of the cell's scenarios not processed yet, then the cell's closing record."""
+    if plan.key in work.closed:
+        return
+    kept = work.kept[plan.key]
+    for index, scenario in enumerate(plan.scenarios):
+        if kept >= per_cell:
+            break
+        if (plan.key, index) in work.processed:
+            continue
+        items = [make_item(scenario, lang, config.dialogue, config.dataset.seed) for lang in config.dataset.languages]
+        passed, rejections = apply_filters(items, filters)
+        record = {"cell": plan.key, "index": index, "scenario_id": scenario.id}
+        if len(passed) == len(items):
+            kept += 1
+            record["items"] = [item.model_dump(mode="json") for item in items]
+        record["rejections"] = [r.model_dump() for r in rejections]
+        record["filter_in"] = _filter_counts(items, rejections, filters)
+        yield record
+    yield {"cell": plan.key, "closed": kept, "available": len(plan.scenarios)}
+
+
+def _filter_counts(items: list[Item], rejections: list, filters: list[ItemFilter]) -> dict[str, int]:
+    """How many of these items reached each filter (the cascade stops at the first rejection)."""
+    counts, remaining = {}, len(items)
+    dropped = Counter(r.filter for r in rejections)
+    for f in filters:
+        counts[f.name] = remaining
+        remaining -= dropped[f.name]
+    return counts
+
+
+class _Work:
+    """The progress log of one output folder: what is processed, kept and closed."""
+
+    def __init__(self, folder: Path, config_hash: str):
+        self.path = folder / "progress.jsonl"
+        folder.mkdir(parents=True, exist_ok=True)
+        self.records: list[dict] = []
+        if self.path.exists():
+            _drop_partial_line(self.path)
+            self.records = list(read_jsonl(self.path))
+        if self.records and self.records[0].get("config") != config_hash:
+            raise KgsynthError(f"{folder.parent} holds an unfinished run with another config; use a new --out or delete it")
+        if not self.records:
+            self.append({"config": config_hash})
+        self.processed = {(r["cell"], r["index"]) for r in self.records if "index" in r}
+        self.closed = {r["cell"] for r in self.records if "closed" in r}
+        self.kept: Counter[str] = Counter(r["cell"] for r in self.records if "items" in r)
+
+    def append(self, record: dict) -> None:
+        with self.path.open("a", encoding="utf-8", newline="\n") as f:
+            f.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+        if "config" not in record:
+            self.records.append(record)
+
+
+def _drop_partial_line(path: Path) -> None:
+    """A killed writer can leave half a line; cut it so appends start on a fresh line."""
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        path.write_bytes(data[: data.rfind(b"\n") + 1])
+
+
+def _config_hash(config: SynthConfig) -> str:
+    return hashlib.sha256(config.model_dump_json().encode()).hexdigest()[:16]
+
+
+def _assemble(out: Path, work: _Work, config: SynthConfig, per_cell: int, plans: list[CellPlan], kg: KnowledgeGraph) -> SynthResult:
+    """Write the dataset files from the progress log, in the fixed cell and scenario order."""
+    closed = {r["cell"]: r for r in work.records if "closed" in r}
+    filled = [p.key for p in plans if closed[p.key]["closed"] >= per_cell]
+    unfillable = {p.key: closed[p.key]["closed"] for p in plans if p.key not in filled}
+    version, seed = config.dataset.version, config.dataset.seed
+    counts: Counter[str] = Counter()
+    filter_in: Counter[str] = Counter()
+    filter_out: Counter[str] = Counter()
+    reasons: dict[str, Counter[str]] = defaultdict(Counter)
+    rejections = []
+    with DatasetWriter(out) as writer:
+        for record in work.records:
+            if "index" not in record:
+                continue
+            filter_in.update(record["filter_in"])
+            for r in record["rejections"]:
+                filter_out[r["filter"]] += 1
+                reasons[r["filter"]][_reason_kind(r["reason"])] += 1
+                rejections.append(r)
+            if record["cell"] in filled and "items" in record:
+                for data in record["items"]:
+                    item = Item.model_validate(data)
+                    writer.write(item_row(item, version, seed))
+                    counts[f"{record['cell']}/{item.language}"] += 1
+    write_jsonl(out / "rejections.jsonl", rejections)
+    files = {str(p.relative_to(out)): sha256_file(p) for p in sorted([*writer.paths, out / "rejections.jsonl"])}
+    manifest = {
+        "kgsynth": kgsynth.__version__,
+        "version": version,
+        "seed": seed,
+        "config": json.loads(config.model_dump_json()),
+        "graph": {"description": kg.backend.description, "triples": _triples(kg)},
+        "per_cell": per_cell,
+        "items": sum(counts.values()),
+        "cells": {key: {"kept": closed[key]["closed"], "scenarios": closed[key]["available"]} for key in sorted(closed)},
+        "filled_cells": filled,
+        "unfillable_cells": unfillable,
+        "counts": dict(sorted(counts.items())),
+        "filters": {
+            name: {"in": filter_in[name], "rejected": filter_out[name], "pass_rate": _rate(filter_in[name], filter_out[name]),
+                   "reasons": dict(sorted(reasons[name].items()))}
+            for name in config.filters.order
+        },
+        "files": files,
+    }
+    write_json_atomic(out / "manifest.json", manifest)
+    return SynthResult(out=out, items=manifest["items"], per_cell=per_cell, filled_cells=filled,
+                       unfillable_cells=unfillable, manifest=manifest)
+
+
+def _rate(seen: int, rejected: int) -> float | None:
+    return round((seen - rejected) / seen, 4) if seen else None
+
+
+def _reason_kind(reason: str) -> str:
+    """A reason without its particulars (quoted values, numbers), for counting."""
+    return " ".join(re.sub(r"'[^']*'|\"[^\"]*\"|-?\d[\d.,]*", "…", reason).split())
+
+
+def _triples(kg: KnowledgeGraph) -> int:
+    return int(next(iter(kg.select("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")))[0].value)

@@ -1,0 +1,402 @@
+"""Scenarios: the cheap, model-free phase of synthesis.
+
+A scenario is everything an item needs except its wording: the entity, the episodic facts
+(grouped into *pieces*, one fact-bearing turn each), the rule the dialogue must never
+state, the target question, the answer format with its constraints, and the gold answer
+computed by code (the rule engine, or the graph itself for retrieval shapes). Verbalisers
+(template now, LLM later) only turn a scenario into a dialogue.
+
+Difficulty follows the method's table: easy 4-6 turns with 2 fact-bearing turns and 1
+link, medium 6-10 / 3 / 2, hard 10-15 / 4 / 3. A link is one join across turns the reader
+must make, so ``links == fact_turns - 1``. A scenario fills a difficulty when it has at
+least that many pieces (a name, the entity's class when the rule depends on it, each fact
+value); extra pieces are merged into fewer turns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping
+from decimal import Decimal
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from kgsynth.kg import KnowledgeGraph
+from kgsynth.kg.vocab import Operation, Rule
+from kgsynth.queries import Node, Shape, Subgraph
+from kgsynth.synth.formats import AnswerFormat, Constraints, canonical_gold
+from kgsynth.synth.rules import RuleEvaluationError, RuleOutcome, evaluate_subgraph
+
+LANGUAGES = ("en", "ru")
+CURRENCIES = frozenset({"RUB", "USD", "EUR"})
+NO_RULE = "none"  # rule_kind of retrieval items (no semantic rule)
+
+
+class Difficulty(StrEnum):
+    easy = "easy"
+    medium = "medium"
+    hard = "hard"
+
+
+class DifficultySpec(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    turns: tuple[int, int]  # inclusive range of dialogue turns (before length padding)
+    fact_turns: int
+    links: int
+
+
+DIFFICULTY: dict[Difficulty, DifficultySpec] = {
+    Difficulty.easy: DifficultySpec(turns=(4, 6), fact_turns=2, links=1),
+    Difficulty.medium: DifficultySpec(turns=(6, 10), fact_turns=3, links=2),
+    Difficulty.hard: DifficultySpec(turns=(10, 15), fact_turns=4, links=3),
+}
+
+
+class Cell(BaseModel):
+    """One combination the dataset is balanced over (category x difficulty x format);
+    domain and rule kind ride along for slicing."""
+
+    model_config = ConfigDict(frozen=True)
+
+    domain: str
+    category: str
+    difficulty: Difficulty
+    answer_format: AnswerFormat
+    rule_kind: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.category}/{self.difficulty.value}/{self.answer_format.value}"
+
+
+class ScenarioFact(BaseModel):
+    """One episodic fact the dialogue must carry (``role``: the rule input it feeds)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    subject: Node
+    relation: Node
+    object: Node
+    role: str | None = None
+
+    @property
+    def triple(self) -> str:
+        """The source triple in N-Triples."""
+        return f"{self.subject.term()} {self.relation.term()} {self.object.term()} ."
+
+
+class Piece(BaseModel):
+    """What one fact-bearing turn carries: the entity's name, its class, and/or facts."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: bool = False
+    entity_class: bool = False
+    facts: tuple[int, ...] = ()  # indices into Scenario.facts
+
+
+class Scenario(BaseModel):
+    """An item before wording: facts, rule, question, format and computed gold."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    cell: Cell
+    shape: Shape
+    variant: str
+    subgraph_id: str
+    entity: Node
+    entity_class: Node | None = None
+    facts: tuple[ScenarioFact, ...]
+    pieces: tuple[Piece, ...]
+    rule: Rule | None = None
+    topic: dict[str, str]  # by language: "payroll / tax"
+    question: dict[str, str]
+    constraints: Constraints
+    gold: dict[str, str | list[str]]  # canonical gold by language
+    gold_aliases: dict[str, list[str]] = {}
+    answer_in_dialogue: bool  # retrieval shapes state the answer as a fact; computed ones must not
+    steps: tuple[str, ...] = ()
+    hidden: tuple[Node, ...] = ()  # bridges: named in the dialogue, never in the question
+
+    @property
+    def answer_format(self) -> AnswerFormat:
+        return self.cell.answer_format
+
+
+# ---------------------------------------------------------------------------- building
+class ScenarioBuilder:
+    """Builds scenarios from subgraphs; looks up the few labels it needs once per graph.
+
+    Args:
+        kg: the graph the subgraphs came from (for rule, class and category labels).
+        rules: ``load_rules(kg)``.
+        languages: the languages every scenario must be able to speak.
+    """
+
+    def __init__(self, kg: KnowledgeGraph, rules: Mapping[str, Rule], languages: Iterable[str] = LANGUAGES):
+        self.kg = kg
+        self.rules = rules
+        self.languages = tuple(languages)
+        iris = {i for r in rules.values() for i in (r.domain, r.category, r.applies_to_class) if i}
+        iris |= {b.class_iri for r in rules.values() for b in r.brackets}
+        self._nodes = _label_nodes(kg, iris)
+
+    def node(self, iri: str) -> Node:
+        return self._nodes[iri]
+
+    def build(self, subgraph: Subgraph) -> Iterator[Scenario]:
+        """Every scenario the subgraph can fill: one per (answer format, difficulty)."""
+        if subgraph.shape is Shape.rule_application:
+            yield from self._rule_scenarios(subgraph)
+        else:
+            yield from self._retrieval_scenarios(subgraph)
+
+    # ------------------------------------------------------------------ rule application
+    def _rule_scenarios(self, subgraph: Subgraph) -> Iterator[Scenario]:
+        rule = self.rules.get(subgraph.rule.value) if subgraph.rule else None
+        if rule is None:
+            return
+        try:
+            outcome = evaluate_subgraph(rule, subgraph)
+        except RuleEvaluationError:
+            return  # e.g. an amount outside every bracket: the graph cannot give this item
+        entity = subgraph.mention[0]
+        facts = tuple(ScenarioFact(subject=f.subject, relation=f.relation, object=f.object, role=f.role) for f in subgraph.facts)
+        entity_class = self.node(rule.applies_to_class) if rule.applies_to_class else None
+        topic = {lang: f"{_label(self.node(rule.domain), lang)} / {_label(self.node(rule.category), lang)}"
+                 for lang in self.languages} if rule.domain and rule.category else {lang: rule.iri for lang in self.languages}
+        for fmt, gold_value, constraints in self._rule_answers(rule, outcome):
+            gold, aliases = self._gold(fmt, gold_value, constraints)
+            if gold is None:
+                continue
+            for difficulty, pieces in _difficulties(entity_class is not None, len(facts)):
+                cell = Cell(
+                    domain=_local(rule.domain) if rule.domain else "general",
+                    category=_local(rule.category) if rule.category else rule.kind.value,
+                    difficulty=difficulty,
+                    answer_format=fmt,
+                    rule_kind=rule.kind.value,
+                )
+                yield _scenario(
+                    cell=cell, shape=subgraph.shape, variant=subgraph.variant, subgraph_id=subgraph.id,
+                    entity=entity, entity_class=entity_class, facts=facts, pieces=pieces, rule=rule, topic=topic,
+                    question={lang: _rule_question(rule, fmt, entity, lang) for lang in self.languages},
+                    constraints=constraints, gold=gold, gold_aliases=aliases, answer_in_dialogue=False,
+                    steps=outcome.steps,
+                )
+
+    def _rule_answers(self, rule: Rule, outcome: RuleOutcome) -> Iterator[tuple[AnswerFormat, object, Constraints]]:
+        """The answer formats a rule's outcome can be asked in, with the gold value of each."""
+        op, value = rule.operation, outcome.value
+        if op in (Operation.percent_of, Operation.percent_of_excess, Operation.case_rate):
+            fmt = AnswerFormat.currency if rule.unit in CURRENCIES else AnswerFormat.number
+            yield fmt, value, Constraints(unit=rule.unit, rounding=rule.rounding)
+            if op is Operation.case_rate and outcome.rate is not None:
+                yield AnswerFormat.percent, (outcome.rate * 100).normalize(), Constraints()
+        elif op in (Operation.compare, Operation.within_days):
+            yield AnswerFormat.yes_no, value, Constraints()
+        elif op is Operation.days_between:
+            yield AnswerFormat.number, value, Constraints(unit=rule.unit or "days", rounding=0)
+        elif op is Operation.deadline:
+            yield AnswerFormat.date, value, Constraints()
+        elif op is Operation.bracket_class:
+            label = self.node(str(value))
+            yield _text_format(label, self.languages), label, Constraints()
+
+    # ------------------------------------------------------------------ retrieval shapes
+    def _retrieval_scenarios(self, subgraph: Subgraph) -> Iterator[Scenario]:
+        shape = subgraph.shape
+        facts = tuple(ScenarioFact(subject=f.subject, relation=f.relation, object=f.object) for f in subgraph.facts)
+        entity = subgraph.mention[0]
+        if shape is Shape.set:
+            fmt, gold_value = AnswerFormat.set, list(subgraph.answer)
+        elif len(subgraph.answer) == 1:
+            fmt, gold_value = _answer_format(subgraph.answer[0], self.languages), subgraph.answer[0]
+        else:
+            return
+        if fmt is None:
+            return
+        constraints = Constraints(rounding=0 if fmt is AnswerFormat.number else None)
+        gold, aliases = self._gold(fmt, gold_value, constraints)
+        if gold is None:
+            return
+        question = {lang: _retrieval_question(subgraph, lang) for lang in self.languages}
+        for difficulty, pieces in _difficulties(False, len(facts), name_piece=shape is not Shape.comparison):
+            cell = Cell(domain="episodic", category=shape.value, difficulty=difficulty, answer_format=fmt, rule_kind=NO_RULE)
+            yield _scenario(
+                cell=cell, shape=shape, variant=subgraph.variant, subgraph_id=subgraph.id, entity=entity,
+                facts=facts, pieces=pieces, topic={lang: shape.value for lang in self.languages}, question=question,
+                constraints=constraints, gold=gold, gold_aliases=aliases, answer_in_dialogue=True,
+                hidden=subgraph.hidden if shape is Shape.multihop else (),
+            )
+
+    # ------------------------------------------------------------------ gold
+    def _gold(self, fmt: AnswerFormat, value: object, constraints: Constraints):
+        """Canonical gold per language (labels differ by language) and the other labels as aliases."""
+        if fmt is AnswerFormat.set:
+            gold = {lang: canonical_gold([_label(n, lang) for n in value], fmt) for lang in self.languages}
+            return gold, {}
+        if isinstance(value, Node):
+            if value.kind == "literal":
+                return {lang: canonical_gold(value.python, fmt, constraints) for lang in self.languages}, {}
+            labels = {lang: _label(value, lang) for lang in self.languages}
+            gold = {lang: canonical_gold(labels[lang], fmt) for lang in self.languages}
+            aliases = {lang: sorted({v for v in value.labels.values() if v != labels[lang]}) for lang in self.languages}
+            return gold, aliases
+        return {lang: canonical_gold(value, fmt, constraints) for lang in self.languages}, {}
+
+
+def _scenario(**fields) -> Scenario:
+    fields["id"] = _scenario_id(fields)
+    return Scenario(**fields)
+
+
+def _scenario_id(fields: dict) -> str:
+    cell: Cell = fields["cell"]
+    parts = [fields["subgraph_id"], cell.key, cell.rule_kind, ",".join(str(len(p.facts)) for p in fields["pieces"])]
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
+
+
+def _difficulties(has_class: bool, n_facts: int, name_piece: bool = True) -> Iterator[tuple[Difficulty, tuple[Piece, ...]]]:
+    """Each difficulty the pieces can fill, with the pieces merged down to its fact-turn count."""
+    for difficulty, spec in DIFFICULTY.items():
+        pieces = _pieces(has_class, n_facts, spec.fact_turns, name_piece)
+        if pieces is not None:
+            yield difficulty, pieces
+
+
+def _pieces(has_class: bool, n_facts: int, turns: int, name_piece: bool) -> tuple[Piece, ...] | None:
+    """``turns`` pieces out of: the name, the class, one per fact. Extra pieces merge in a
+    fixed order: name with class, then the lead into the first fact (one turn names the
+    entity and states a fact), then the last two fact pieces, repeatedly."""
+    lead = [Piece(name=True)] * name_piece + [Piece(entity_class=True)] * has_class
+    pieces = lead + [Piece(facts=(i,)) for i in range(n_facts)]
+    if n_facts == 0 or len(pieces) < turns:
+        return None
+    while len(pieces) > turns:
+        at = 0 if not pieces[0].facts and len(pieces) > n_facts else len(pieces) - 2
+        pieces[at : at + 2] = [_join(pieces[at], pieces[at + 1])]
+    return tuple(pieces)
+
+
+def _join(a: Piece, b: Piece) -> Piece:
+    return Piece(name=a.name or b.name, entity_class=a.entity_class or b.entity_class, facts=a.facts + b.facts)
+
+
+def _answer_format(node: Node, languages: tuple[str, ...]) -> AnswerFormat | None:
+    if node.kind == "literal":
+        value = node.python
+        if isinstance(value, bool):
+            return AnswerFormat.yes_no
+        if isinstance(value, int | Decimal):
+            return AnswerFormat.number
+        if node.datatype and node.datatype.endswith("#date"):
+            return AnswerFormat.date
+        return _text_format(node, languages)
+    return _text_format(node, languages)
+
+
+def _text_format(node: Node, languages: tuple[str, ...]) -> AnswerFormat | None:
+    words = [len(_label(node, lang).split()) for lang in languages]
+    if all(n == 1 for n in words):
+        return AnswerFormat.one_token
+    return AnswerFormat.short_text if max(words) <= 4 else None
+
+
+def _label(node: Node, lang: str) -> str:
+    return node.labels.get(lang) or node.label
+
+
+def _local(iri: str) -> str:
+    return iri.rstrip("/#").rsplit("/", 1)[-1].rsplit("#", 1)[-1]
+
+
+def _label_nodes(kg: KnowledgeGraph, iris: set[str]) -> dict[str, Node]:
+    import pyoxigraph as ox
+
+    terms = [ox.NamedNode(i) for i in sorted(iris)]
+    labels = kg.labels(terms)
+    return {t.value: Node.from_term(t, kg.pick_label(t, labels[t]), labels[t]) for t in terms}
+
+
+# ---------------------------------------------------------------------------- questions
+_GENERIC_RULE_QUESTION = {
+    "en": "What does the rule “{rule}” give for {entity}?",
+    "ru": "Каков результат правила «{rule}» для «{entity}»?",
+}
+_RATE_QUESTION = {
+    "en": "Which rate, in percent, applies to {entity} under the rule “{rule}”?",
+    "ru": "Какая ставка в процентах применяется к «{entity}» по правилу «{rule}»?",
+}
+
+
+def _rule_question(rule: Rule, fmt: AnswerFormat, entity: Node, lang: str) -> str:
+    rule_label = rule.labels.get(lang) or rule.labels.get("en") or _local(rule.iri)
+    name = _label(entity, lang)
+    if fmt is AnswerFormat.percent:
+        return _RATE_QUESTION[lang].format(entity=name, rule=rule_label)
+    template = rule.questions.get(lang) or _GENERIC_RULE_QUESTION[lang]
+    return template.replace("{entity}", name).replace("{rule}", rule_label)
+
+
+_RETRIEVAL_QUESTIONS = {
+    "simple": {"en": "What is the {r0} of {s0}?", "ru": "Что указано как «{r0}» у «{s0}»?"},
+    "set": {
+        "en": "List every {r0} of {s0}.",
+        "ru": "Перечислите все значения «{r0}» у «{s0}».",
+    },
+    "set/inverse": {
+        "en": "List everything whose {r0} is {o0}.",
+        "ru": "Перечислите всё, у чего «{r0}» — «{o0}».",
+    },
+    "conditional/shared_subject": {
+        "en": "Which one has {r0} {o0} and {r1} {o1}?",
+        "ru": "У кого «{r0}» — «{o0}», а «{r1}» — «{o1}»?",
+    },
+    "conditional/shared_object": {
+        "en": "What is the {r0} of {s0} that is also the {r1} of {s1}?",
+        "ru": "Что является «{r0}» для «{s0}» и одновременно «{r1}» для «{s1}»?",
+    },
+    "conditional/chain": {
+        "en": "Through which intermediary is {s0} linked by {r0} to something whose {r1} is {o1}?",
+        "ru": "Через что «{s0}» связан отношением «{r0}» с тем, у чего «{r1}» — «{o1}»?",
+    },
+    "comparison": {
+        "en": "Which has the greater {r0}: {s0} or {s1}?",
+        "ru": "У кого больше значение «{r0}»: у «{s0}» или у «{s1}»?",
+    },
+}
+
+
+def _retrieval_question(subgraph: Subgraph, lang: str) -> str:
+    shape = subgraph.shape.value
+    if subgraph.shape is Shape.multihop:
+        return _multihop_question(subgraph, lang)
+    key = f"{shape}/{subgraph.variant}"
+    template = _RETRIEVAL_QUESTIONS.get(key) or _RETRIEVAL_QUESTIONS[shape]
+    slots = {}
+    for i, fact in enumerate(subgraph.facts[:2]):
+        slots |= {f"s{i}": _label(fact.subject, lang), f"r{i}": _label(fact.relation, lang), f"o{i}": _label(fact.object, lang)}
+    if subgraph.shape is Shape.comparison and subgraph.facts[0].object.datatype and "date" in subgraph.facts[0].object.datatype:
+        template = {"en": "Which has the later {r0}: {s0} or {s1}?", "ru": "У кого дата «{r0}» позже: у «{s0}» или у «{s1}»?"}
+    return template[lang].format(**slots)
+
+
+def _multihop_question(subgraph: Subgraph, lang: str) -> str:
+    """Describe the chain from the named entity without naming a bridge."""
+    entity = _label(subgraph.mention[0], lang)
+    first = subgraph.facts[0]
+    inverse = first.object.value == subgraph.mention[0].value
+    r = [_label(f.relation, lang) for f in subgraph.facts]
+    if lang == "ru":
+        start = f"то, у чего «{r[0]}» — «{entity}»" if inverse else f"«{r[0]}» у «{entity}»"
+        chain = " → ".join(f"«{x}»" for x in r[1:])
+        return f"Возьмите {start}; далее по цепочке {chain}. Что получится в конце?"
+    start = f"the one whose {r[0]} is {entity}" if inverse else f"the {r[0]} of {entity}"
+    for relation in r[1:]:
+        start = f"the {relation} of {start}"
+    return f"What is {start}?"

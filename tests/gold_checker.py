@@ -1,0 +1,216 @@
+"""An independent gold checker for rule-application items.
+
+It re-derives an item's gold answer from the item's source triples (N-Triples) and the
+rule's raw definition in an rdflib graph of the rules file, in plain Python with
+``decimal``. It deliberately shares no code with the rule engine (``kgsynth.synth.rules``)
+nor with ``kgsynth.kg.vocab.load_rules``: it reads the vocabulary straight from
+docs/vocabulary.md's operations table.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import operator
+from decimal import ROUND_HALF_UP, Decimal
+
+import rdflib
+from rdflib import RDFS, Literal, URIRef
+
+KGS = rdflib.Namespace("https://w3id.org/kgsynth/vocab#")
+
+# kind -> operation when kgs:operation is absent (the "(default)" rows of the table)
+DEFAULT_OPERATION = {
+    "Arithmetic": "PercentOf",
+    "Threshold": "Compare",
+    "Conditional": "CaseRate",
+    "Interval": "WithinDays",
+    "Classification": "BracketClass",
+}
+COMPARISONS = {
+    "GreaterThan": operator.gt,
+    "GreaterOrEqual": operator.ge,
+    "LessThan": operator.lt,
+    "LessOrEqual": operator.le,
+}
+
+
+class GoldCheckError(ValueError):
+    """The rule does not give an answer for these triples."""
+
+
+def local_name(iri) -> str:
+    return str(iri).rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+
+
+def as_decimal(term) -> Decimal:
+    value = term.toPython()
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
+        raise GoldCheckError(f"not a number: {term!r}")
+    return Decimal(str(value))
+
+
+def as_date(term) -> dt.date:
+    value = term.toPython()
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    raise GoldCheckError(f"not a date: {term!r}")
+
+
+def comparable(term):
+    """A condition value compared by value, not spelling; booleans never equal numbers."""
+    if isinstance(term, Literal):
+        value = term.toPython()
+        if isinstance(value, bool):
+            return ("bool", value)
+        if isinstance(value, int | float | Decimal):
+            return ("number", Decimal(str(value)))
+        return ("literal", str(value), term.language)
+    return ("iri", str(term))
+
+
+class _Rule:
+    """One rule's raw definition, read from the rules graph on demand."""
+
+    def __init__(self, iri: str, g: rdflib.Graph):
+        self.node, self.g = URIRef(iri), g
+        if (self.node, None, None) not in g:
+            raise GoldCheckError(f"rule {iri} is not in the rules graph")
+
+    def get(self, name: str, subject=None):
+        return self.g.value(subject if subject is not None else self.node, KGS[name])
+
+    def all(self, name: str, subject=None) -> list:
+        return list(self.g.objects(subject if subject is not None else self.node, KGS[name]))
+
+    @property
+    def operation(self) -> str:
+        op = self.get("operation")
+        return local_name(op) if op is not None else DEFAULT_OPERATION[local_name(self.get("kind"))]
+
+    def inputs(self) -> dict[str, tuple[str, bool]]:
+        """relation IRI -> (role, whether its values are summed)."""
+        found = {}
+        for d in self.all("input"):
+            relation = str(self.get("relation", d))
+            if relation in found:
+                raise GoldCheckError(f"relation {relation} feeds two inputs")
+            found[relation] = (str(self.get("role", d)), self.get("aggregate", d) == KGS.Sum)
+        return found
+
+
+class _Facts:
+    """The item's source triples, grouped by the role the rule gives their relation."""
+
+    def __init__(self, rule: _Rule, source_triples: list[str]):
+        g = rdflib.Graph()
+        g.parse(data="\n".join(source_triples), format="nt")
+        inputs = rule.inputs()
+        self.values: dict[str, list] = {}
+        self.summed: set[str] = set()
+        for _, p, o in g:  # rdflib sets drop exact duplicate triples, as RDF does
+            if str(p) not in inputs:
+                raise GoldCheckError(f"triple with relation {p} is no input of the rule")
+            role, summed = inputs[str(p)]
+            self.values.setdefault(role, []).append(o)
+            if summed:
+                self.summed.add(role)
+
+    def has(self, role: str) -> bool:
+        return role in self.values
+
+    def one(self, role: str):
+        terms = self.values.get(role, [])
+        if len(terms) != 1:
+            raise GoldCheckError(f"role {role!r} needs exactly one value, got {len(terms)}")
+        return terms[0]
+
+    def number(self, role: str) -> Decimal:
+        if role in self.summed:
+            return sum((as_decimal(t) for t in self.values[role]), Decimal(0))
+        return as_decimal(self.one(role))
+
+
+def _limit(rule: _Rule, facts: _Facts) -> Decimal:
+    """The limit/threshold: from a `limit` or `threshold` fact, else the rule's kgs:threshold."""
+    sources = [facts.number(r) for r in ("limit", "threshold") if facts.has(r)]
+    if rule.get("threshold") is not None:
+        sources.append(as_decimal(rule.get("threshold")))
+    if len(sources) != 1:
+        raise GoldCheckError(f"expected exactly one limit/threshold, got {len(sources)}")
+    return sources[0]
+
+
+def _days(rule: _Rule) -> int:
+    return int(rule.get("maxDays").toPython())
+
+
+def applied_rate(rule: _Rule, facts: _Facts) -> Decimal:
+    """CaseRate: the rate of the case whose kgs:when equals the condition, else kgs:defaultRate."""
+    wanted = comparable(facts.one("condition"))
+    for case in rule.all("case"):
+        if any(comparable(w) == wanted for w in rule.all("when", case)):
+            return as_decimal(rule.get("rate", case))
+    default = rule.get("defaultRate")
+    if default is None:
+        raise GoldCheckError("no case matches and there is no default rate")
+    return as_decimal(default)
+
+
+def _bracket(rule: _Rule, facts: _Facts) -> str:
+    amount = facts.number("amount")
+    hits = []
+    for b in rule.all("bracket"):
+        low, high = rule.get("lowerBound", b), rule.get("upperBound", b)
+        if (low is None or as_decimal(low) <= amount) and (high is None or amount < as_decimal(high)):
+            hits.append(str(rule.get("class", b)))
+    if len(hits) != 1:
+        raise GoldCheckError(f"amount {amount} falls in {len(hits)} brackets")
+    return hits[0]
+
+
+def _span(facts: _Facts) -> int:
+    return (as_date(facts.one("end")) - as_date(facts.one("start"))).days
+
+
+OPERATIONS = {
+    "PercentOf": lambda r, f: f.number("amount") * as_decimal(r.get("rate")),
+    "PercentOfExcess": lambda r, f: max(Decimal(0), f.number("amount") - _limit(r, f)) * as_decimal(r.get("rate")),
+    "CaseRate": lambda r, f: f.number("amount") * applied_rate(r, f),
+    "Compare": lambda r, f: COMPARISONS[local_name(r.get("comparison"))](f.number("amount"), _limit(r, f)),
+    "WithinDays": lambda r, f: _span(f) <= _days(r),
+    "DaysBetween": lambda r, f: _span(f),
+    "Deadline": lambda r, f: as_date(f.one("start")) + dt.timedelta(days=_days(r)),
+    "BracketClass": _bracket,
+}
+
+
+def expected_gold(rule_iri: str, source_triples: list[str], rules_graph: rdflib.Graph) -> object:
+    """The rule's answer for the entity the triples describe.
+
+    Decimal (rounded half-up to kgs:rounding when set) for money and numbers, bool for
+    yes/no, int for day counts, ``datetime.date`` for deadlines, the class IRI (str) for
+    classifications. Raises :class:`GoldCheckError` when the rule gives no answer.
+    """
+    rule = _Rule(rule_iri, rules_graph)
+    value = OPERATIONS[rule.operation](rule, _Facts(rule, source_triples))
+    rounding = rule.get("rounding")
+    if isinstance(value, Decimal) and rounding is not None:
+        value = value.quantize(Decimal(1).scaleb(-int(rounding.toPython())), rounding=ROUND_HALF_UP)
+    return value
+
+
+def expected_rate_percent(rule_iri: str, source_triples: list[str], rules_graph: rdflib.Graph) -> Decimal:
+    """The percent answer of a CaseRate rule: the applied rate x 100."""
+    rule = _Rule(rule_iri, rules_graph)
+    if rule.operation != "CaseRate":
+        raise GoldCheckError(f"{rule_iri} has no rate answer")
+    return applied_rate(rule, _Facts(rule, source_triples)) * 100
+
+
+def class_label(class_iri: str, lang: str, rules_graph: rdflib.Graph) -> str:
+    labels = [o for o in rules_graph.objects(URIRef(class_iri), RDFS.label) if getattr(o, "language", None) == lang]
+    if len(labels) != 1:
+        raise GoldCheckError(f"{class_iri} has {len(labels)} labels in {lang!r}")
+    return str(labels[0])
