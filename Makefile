@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 SHAPES := simple set conditional multihop comparison rule_application
 
-.PHONY: demo test bench clean
+.PHONY: demo subgraphs test bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,13 +14,15 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/kgsynth graph stats data/demo
+	$(BIN)/kgsynth synth --graph data/demo --n 600 --seed 0 --out out/dataset
+	@head -n 1 out/dataset/items.jsonl | $(BIN)/python -c \
+		"import sys, json; from kgsynth.synth.export import item_from_row; i = item_from_row(json.loads(sys.stdin.read())); \
+		print(i.transcript); print('Q:', i.question, i.format_instruction); print('gold:', i.gold)"
+
+subgraphs: $(STAMP)
 	@for shape in $(SHAPES); do \
 		$(BIN)/kgsynth graph subgraphs data/demo --shape $$shape --limit 50 --seed 0 --out out/subgraphs/$$shape.jsonl || exit 1; \
 	done
-	@echo "one subgraph of each shape:"
-	@for shape in $(SHAPES); do head -n 1 out/subgraphs/$$shape.jsonl | $(BIN)/python -c \
-		"import sys; from kgsynth.queries import Subgraph; print(' ', Subgraph.model_validate_json(sys.stdin.read()))"; done
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
@@ -28,6 +30,8 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/extract.py --triples 100000 --repeat 3
 	$(BIN)/python bench/extract.py --triples 1000000 --repeat 3
+	$(BIN)/python bench/synth.py
+	$(BIN)/python bench/synth.py --powerlaw 1000000 --n 100000
 
 clean:
 	rm -rf $(VENV) out

@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import DATA, _free_port
 
 HANDMADE = str(DATA / "handmade.ttl")

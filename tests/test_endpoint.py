@@ -4,8 +4,8 @@ results as the embedded store."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import DATA, DEMO, _free_port
+
 from kgsynth.errors import EndpointError, KgsynthError, QueryError
 from kgsynth.kg import KnowledgeGraph
 from kgsynth.queries import enumerate_subgraphs, sample_subgraphs

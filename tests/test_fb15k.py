@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import FB15K, ROOT
+
 from kgsynth.kg import KnowledgeGraph
 from kgsynth.queries import sample_subgraphs
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 import rdflib
-
 from conftest import DATA
+
 from kgsynth.errors import GraphLoadError
 from kgsynth.kg import KnowledgeGraph
 

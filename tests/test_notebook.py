@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import nbformat
-from nbclient import NotebookClient
-
 from conftest import ROOT
+from nbclient import NotebookClient
 
 
 def test_explore_graph_notebook_runs_and_draws(tmp_path):

@@ -10,11 +10,10 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
+
 from kgsynth.errors import KgsynthError
 from kgsynth.kg import load_rules
 from kgsynth.synth.config import SynthConfig, load_config

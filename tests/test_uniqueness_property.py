@@ -5,10 +5,10 @@ sampling with no per-anchor cap returns the same set."""
 from __future__ import annotations
 
 import pyoxigraph as ox
+from checker import Checker, subgraph_key
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checker import Checker, subgraph_key
 from kgsynth.kg import KnowledgeGraph, OxigraphBackend
 from kgsynth.kg.vocab import KGS, RDF, RDFS, XSD
 from kgsynth.queries import enumerate_subgraphs, load_template, sample_subgraphs, templates_for

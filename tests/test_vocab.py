@@ -5,8 +5,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-
 from conftest import ROOT
+
 from kgsynth.errors import RuleError
 from kgsynth.kg import KnowledgeGraph, RuleKind, load_rules
 from kgsynth.kg.vocab import Comparison, Operation

@@ -17,6 +17,7 @@ from kgsynth.kg.vocab import Rule
 from kgsynth.synth.formats import normalize_text, numbers_in
 from kgsynth.synth.item import Item
 
+_GROUPED = re.compile(r"(?<=\d)[ ,.\u00a0\u202f\u2009](?=\d)")  # "2,400,000" -> "2400000"
 _PERCENT_WORDS = re.compile(r"%|\bper ?cent|\bпроцент", re.IGNORECASE)
 
 
@@ -35,20 +36,25 @@ class RuleLeakageFilter(ItemFilter):
     def __init__(self, rules: Mapping[str, Rule]):
         self.rules = rules
         self.numbers = {iri: rule_numbers(rule) for iri, rule in rules.items()}
+        # digits that any writing of a rule number contains: most dialogues hold none of them
+        self.digits = {iri: {str(int(n)) if n == n.to_integral_value() else f"{n:f}".split(".")[1].rstrip("0") for n in ns}
+                       for iri, ns in self.numbers.items()}
 
     def reason(self, item: Item) -> str | None:
         iri = item.metadata.rule_iri
         if iri is None:
             return None
         rule, text = self.rules[iri], item.transcript
-        said = {n.normalize() for n in numbers_in(text)}
-        leaked = sorted(said & self.numbers[iri])
-        if leaked:
-            return f"the dialogue contains the rule's number {leaked[0]:f}"
+        squeezed = _GROUPED.sub("", text)
+        if any(d in squeezed for d in self.digits[iri]):
+            said = {n.normalize() for n in numbers_in(text)}
+            leaked = sorted(said & self.numbers[iri])
+            if leaked:
+                return f"the dialogue contains the rule's number {leaked[0]:f}"
         if _PERCENT_WORDS.search(text):
             return "the dialogue talks about percentages"
-        normalized = normalize_text(text)
+        folded = text.casefold()
         for phrase in (rule.labels.get(item.language), rule.statements.get(item.language)):
-            if phrase and normalize_text(phrase) in normalized:
+            if phrase and normalize_text(phrase) in folded:
                 return f"the dialogue names the rule: {phrase!r}"
         return None

@@ -13,7 +13,6 @@ on the embedded store and on a remote endpoint.
 
 from __future__ import annotations
 
-import collections
 import decimal
 import itertools
 import random

@@ -219,8 +219,7 @@ def _plan_clarification(plan: list, settings: DialogueSettings, rng) -> None:
 
 def _speakers(scenario: Scenario, lang: str, settings: DialogueSettings, rng) -> list[tuple[str, str]]:
     """2-3 (name, role) pairs; names that occur in the scenario's labels are never used."""
-    labels = _scenario_words(scenario)
-    names = [n for n in SPEAKERS[lang] if n.casefold() not in labels]
+    names = [n for n in SPEAKERS[lang] if n.casefold() not in scenario.mentioned_words]
     roles = ROLES[lang].get(scenario.cell.domain, ROLES[lang]["general"])
     k = rng.randint(*settings.speakers)
     return list(zip(rng.sample(names, k), rng.sample(roles, k), strict=True))
@@ -233,29 +232,13 @@ def _speaker_order(n: int, k: int, rng: random.Random) -> list[int]:
     return order
 
 
-def _scenario_words(scenario: Scenario) -> set[str]:
-    """Every word of every label and value in the scenario, casefolded."""
-    nodes = [scenario.entity, *([scenario.entity_class] if scenario.entity_class else [])]
-    nodes += [n for f in scenario.facts for n in (f.subject, f.relation, f.object)]
-    texts = [t for n in nodes for t in (n.label, n.value, *n.labels.values())]
-    return {w.casefold() for t in texts for w in re.findall(r"\w+", t)}
-
-
-def scenario_texts(scenario: Scenario) -> list[str]:
-    """Labels and values a distractor must not contain, casefolded (in every language)."""
-    nodes = [scenario.entity, *([scenario.entity_class] if scenario.entity_class else [])]
-    nodes += [n for f in scenario.facts for n in (f.subject, f.object)]
-    return sorted({t.casefold() for n in nodes for t in (n.label, *n.labels.values()) if t})
-
-
 def pad_dialogue(dialogue: Dialogue, scenario: Scenario, lang: str, target_tokens: int, rng: random.Random) -> Dialogue:
     """Insert distractor turns at random places until the transcript has ``target_tokens``.
 
     Distractors come from a digit-free bank and are skipped if they contain any label of
     the scenario, so they cannot change the answer; fact-turn indices are shifted.
     """
-    forbidden = scenario_texts(scenario)
-    bank = [line for line in PHRASES[lang]["distractor"] if not any(t in line.casefold() for t in forbidden)]
+    bank = [line for line in PHRASES[lang]["distractor"] if not any(t in line.casefold() for t in scenario.mentioned_texts)]
     if not bank:
         raise VerbaliserError("every distractor line mentions a label of the scenario; cannot pad")
     turns = list(dialogue.turns)
@@ -266,7 +249,7 @@ def pad_dialogue(dialogue: Dialogue, scenario: Scenario, lang: str, target_token
         text = " ".join(rng.sample(bank, k=min(len(bank), rng.randint(1, 3))))
         speaker, role = rng.choice(speakers)
         at = rng.randint(0, len(turns))
-        turns.insert(at, Turn(speaker=speaker, role=role, text=text, kind="distractor"))
+        turns.insert(at, _turn(speaker=speaker, role=role, text=text, kind="distractor"))
         tokens += count_tokens(f"{speaker}: {text}")
         padding += 1
     fact_turns = tuple(i for i, t in enumerate(turns) if t.kind == "fact")
@@ -290,17 +273,17 @@ class _Writer:
         name, role = speaker
         if kind == "piece":
             text, facts = self._piece(args)
-            return Turn(speaker=name, role=role, text=text, kind="fact", facts=facts)
+            return _turn(speaker=name, role=role, text=text, kind="fact", facts=facts)
         if kind == "misstatement":
             fact = self.s.facts[args["fact"]]
             wrong = _render(fact.object, fact, self.s, self.lang, args["wrong"])
-            return Turn(speaker=name, role=role, text=_tidy(self._statement(fact, wrong, explicit=True)), kind="misstatement")
+            return _turn(speaker=name, role=role, text=_tidy(self._statement(fact, wrong, explicit=True)), kind="misstatement")
         if kind in ("reask", "restate"):
             fact = self.s.facts[args["fact"]]
             slots = {"relation": self._relation(fact), "value": self.rendered[args["fact"]]}
             slots |= {"value_cap": _cap(slots["value"])}
-            return Turn(speaker=name, role=role, text=_tidy(self._pick(kind).format(**slots)), kind=kind)
-        return Turn(speaker=name, role=role, text=self._pick(kind), kind=kind)
+            return _turn(speaker=name, role=role, text=_tidy(self._pick(kind).format(**slots)), kind=kind)
+        return _turn(speaker=name, role=role, text=self._pick(kind), kind=kind)
 
     def _piece(self, args: dict) -> tuple[str, tuple[int, ...]]:
         piece = self.s.pieces[args["piece"]]
@@ -339,6 +322,12 @@ class _Writer:
 
     def _pick(self, kind: str) -> str:
         return self.rng.choice(self.phrases[kind])
+
+
+def _turn(**fields) -> Turn:
+    # Built from the verbaliser's own typed values: skip re-validation on the hot path
+    # (tests validate every written item against the model).
+    return Turn.model_construct(**fields)
 
 
 def _tidy(text: str) -> str:

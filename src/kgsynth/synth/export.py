@@ -12,17 +12,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.json as pj
 import pyarrow.parquet as pq
 
 from kgsynth.synth.item import Item
 
 SET_SEPARATOR = "; "
-_PARQUET_BATCH = 2_000
 
 # file stem -> the columns of a row (a public file never holds a gold answer)
 SPLITS = {
@@ -34,25 +34,23 @@ SPLITS = {
 }
 
 
-def public_id(item: Item, version: str, seed: int) -> str:
-    """An opaque id for the public files: reveals nothing of the content hash."""
-    return hashlib.sha256(f"{version}:{seed}:{item.id}".encode()).hexdigest()[:12]
-
-
 def item_row(item: Item, version: str, seed: int) -> dict:
-    row = item.model_dump(mode="json")
-    gold = item.gold if isinstance(item.gold, list) else [item.gold]
-    m = item.metadata
-    row |= {
-        "public_id": public_id(item, version, seed),
+    return row_from_dump(item.model_dump(mode="json"), version, seed)
+
+
+def row_from_dump(row: dict, version: str, seed: int) -> dict:
+    """The file row of an item given as ``Item.model_dump(mode="json")``."""
+    gold = row["gold"] if isinstance(row["gold"], list) else [row["gold"]]
+    m = row["metadata"]
+    return row | {
+        "public_id": hashlib.sha256(f"{version}:{seed}:{row['id']}".encode()).hexdigest()[:12],
         "gold": SET_SEPARATOR.join(gold),
         "gold_items": gold,
-        "scenario_id": m.scenario_id,
-        "subgraph_id": m.subgraph_id,
-        "cell": f"{m.category}/{m.difficulty.value}/{m.answer_format.value}",
-        "source_triples": list(m.source_triples),
+        "scenario_id": m["scenario_id"],
+        "subgraph_id": m["subgraph_id"],
+        "cell": f"{m['category']}/{m['difficulty']}/{m['answer_format']}",
+        "source_triples": list(m["source_triples"]),
     }
-    return row
 
 
 def item_from_row(row: dict) -> Item:
@@ -102,61 +100,66 @@ def _json_line(row: dict) -> str:
     return json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
+def split_lines(row: dict) -> dict[str, str]:
+    """The row as one JSON line per split (written once, copied as text afterwards)."""
+    return {name: _json_line(row if columns is None else {c: row[c] for c in columns}) for name, columns in SPLITS.items()}
+
+
 class DatasetWriter:
-    """Streams rows into every split as JSONL and Parquet (in batches, bounded memory)."""
+    """Streams pre-serialised lines into every split's JSONL; on a clean exit converts each
+    JSONL to Parquet (pyarrow's streaming JSON reader, fixed schema) and renames both into place."""
 
     def __init__(self, out: Path):
         self.out = out
         self._stack = ExitStack()
         self._jsonl: dict[str, object] = {}
-        self._parquet: dict[str, pq.ParquetWriter] = {}
-        self._buffers: dict[str, list[dict]] = {name: [] for name in SPLITS}
-        self._schemas: dict[str, pa.Schema] = {}
         self.paths: list[Path] = []
 
     def __enter__(self) -> DatasetWriter:
         for name in SPLITS:
-            path = self._tmp(f"{name}.jsonl")
+            self.paths += [self.out / f"{name}.jsonl", self.out / f"{name}.parquet"]
+            path = _partial(self.out / f"{name}.jsonl")
+            path.parent.mkdir(parents=True, exist_ok=True)
             self._jsonl[name] = self._stack.enter_context(path.open("w", encoding="utf-8", newline="\n"))
         return self
 
-    def _tmp(self, relative: str) -> Path:
-        final = self.out / relative
-        final.parent.mkdir(parents=True, exist_ok=True)
-        self.paths.append(final)
-        return final.with_name(final.name + ".partial")
-
     def write(self, row: dict) -> None:
-        for name, columns in SPLITS.items():
-            part = row if columns is None else {c: row[c] for c in columns}
-            self._jsonl[name].write(_json_line(part))
-            self._buffers[name].append(part)
-            if len(self._buffers[name]) >= _PARQUET_BATCH:
-                self._flush(name)
+        self.write_lines(split_lines(row))
 
-    def _flush(self, name: str) -> None:
-        rows, self._buffers[name] = self._buffers[name], []
-        if not rows:
-            return
-        if name not in self._parquet:
-            # A fully populated prototype row fixes every column's type: a first batch
-            # whose optional fields are all empty would otherwise type them as null.
-            columns = SPLITS[name]
-            prototype = _PROTOTYPE if columns is None else {c: _PROTOTYPE[c] for c in columns}
-            self._schemas[name] = pa.Table.from_pylist([prototype]).schema
-            self._parquet[name] = pq.ParquetWriter(self._tmp(f"{name}.parquet"), self._schemas[name])
-        self._parquet[name].write_table(pa.Table.from_pylist(rows, schema=self._schemas[name]))
+    def write_lines(self, lines: dict[str, str]) -> None:
+        for name, line in lines.items():
+            self._jsonl[name].write(line)
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            for name in SPLITS:
-                self._flush(name)
-            for writer in self._parquet.values():
-                writer.close()
         self._stack.close()
-        if exc_type is None:
-            for final in self.paths:
-                os.replace(final.with_name(final.name + ".partial"), final)
+        if exc_type is not None:
+            return
+        for name in SPLITS:
+            _jsonl_to_parquet(_partial(self.out / f"{name}.jsonl"), _partial(self.out / f"{name}.parquet"), _schema(name))
+        for final in self.paths:
+            os.replace(_partial(final), final)
+
+
+def _partial(path: Path) -> Path:
+    return path.with_name(path.name + ".partial")
+
+
+def _schema(split: str) -> pa.Schema:
+    # A fully populated prototype row fixes every column's type: inferred from the data,
+    # a batch whose optional fields are all empty would type them as null.
+    columns = SPLITS[split]
+    prototype = _PROTOTYPE if columns is None else {c: _PROTOTYPE[c] for c in columns}
+    return pa.Table.from_pylist([prototype]).schema
+
+
+def _jsonl_to_parquet(source: Path, target: Path, schema: pa.Schema) -> None:
+    options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="error")
+    with pq.ParquetWriter(target, schema) as writer:
+        if source.stat().st_size == 0:
+            return
+        reader = pj.open_json(source, read_options=pj.ReadOptions(block_size=8 << 20), parse_options=options)
+        for batch in reader:
+            writer.write_batch(batch)
 
 
 def sha256_file(path: Path) -> str:
@@ -182,12 +185,24 @@ def read_jsonl(path: Path) -> Iterator[dict]:
             yield json.loads(line)
 
 
-def write_jsonl(path: Path, rows: Iterable[dict]) -> None:
-    tmp = path.with_name(path.name + ".partial")
-    with tmp.open("w", encoding="utf-8", newline="\n") as f:
-        for row in rows:
-            f.write(_json_line(row))
-    os.replace(tmp, path)
+class JsonlWriter:
+    """Rows to a JSONL file through a ``.partial`` name, renamed when the block ends cleanly."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.tmp = path.with_name(path.name + ".partial")
+
+    def __enter__(self) -> JsonlWriter:
+        self.file = self.tmp.open("w", encoding="utf-8", newline="\n")
+        return self
+
+    def write(self, row: dict) -> None:
+        self.file.write(_json_line(row))
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.file.close()
+        if exc_type is None:
+            os.replace(self.tmp, self.path)
 
 
 _PROTOTYPE = _prototype_row()

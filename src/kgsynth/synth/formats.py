@@ -16,6 +16,7 @@ No substring matching anywhere: ``"711"`` never matches the gold ``"11"``.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Collection, Iterable, Sequence
 from decimal import Decimal
@@ -264,13 +265,18 @@ def parse_number(text: str) -> Decimal | None:
     return readings[0] if readings else None
 
 
-def numbers_in(text: str) -> set[Decimal]:
+_YEAR = re.compile(r"[0-9]{4}")
+
+
+@functools.lru_cache(maxsize=1024)
+def numbers_in(text: str) -> frozenset[Decimal]:
     """Every value any number written in ``text`` can mean (both readings of ``15,600``),
     leaving out the digits of dates ("November 2, 2024" states no 2): what the leakage
-    filters look for."""
-    for pattern in (_ISO_LIKE, _DAY_FIRST, _MONTH_FIRST, _DAY_MONTH):
-        text = pattern.sub(" ", text)
-    return {v for m in _NUMBER_IN_TEXT.finditer(text) for v in _readings(m)}
+    filters look for. Cached: several filters read the same dialogue."""
+    if _YEAR.search(text):  # every date form has a four-digit year
+        for pattern in (_ISO_LIKE, _DAY_FIRST, _MONTH_FIRST, _DAY_MONTH):
+            text = pattern.sub(" ", text)
+    return frozenset(v for m in _NUMBER_IN_TEXT.finditer(text) for v in _readings(m))
 
 
 def dates_in(text: str) -> set[dt.date]:
@@ -475,9 +481,9 @@ def _check_set(text: str, gold: str | list[str], c: Constraints, aliases: Sequen
 # --------------------------------------------------------------------------- instructions
 
 _UNITS = {
-    "en": {"RUB": "roubles", "USD": "US dollars", "EUR": "euros", "days": "days"},
+    "en": {"RUB": "roubles", "USD": "US dollars", "EUR": "euros", "days": "days", "nights": "nights", "points": "points"},
     # locative, after "в": "в рублях"
-    "ru": {"RUB": "рублях", "USD": "долларах США", "EUR": "евро", "days": "днях"},
+    "ru": {"RUB": "рублях", "USD": "долларах США", "EUR": "евро", "days": "днях", "nights": "ночах", "points": "баллах"},
 }
 
 

@@ -96,7 +96,7 @@ def item_from_dialogue(scenario: Scenario, lang: str, dialogue: Dialogue, seed: 
                          for f in range(len(scenario.facts)))
     question = scenario.question[lang]
     instruction = format_instruction(scenario.answer_format, scenario.constraints, lang)
-    metadata = ItemMetadata(
+    metadata = ItemMetadata.model_construct(  # typed values built here; tests validate written items
         scenario_id=scenario.id,
         subgraph_id=scenario.subgraph_id,
         language=lang,
@@ -128,7 +128,7 @@ def item_from_dialogue(scenario: Scenario, lang: str, dialogue: Dialogue, seed: 
         seed=seed,
     )
     content = json.dumps([scenario.id, lang, dialogue.text, question], ensure_ascii=False)
-    return Item(
+    return Item.model_construct(
         id=hashlib.sha256(content.encode()).hexdigest()[:16],
         language=lang,
         dialogue=dialogue.turns,

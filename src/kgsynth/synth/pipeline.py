@@ -32,7 +32,15 @@ from kgsynth.kg import KnowledgeGraph, load_rules
 from kgsynth.kg.vocab import Rule
 from kgsynth.queries import Shape, sample_subgraphs
 from kgsynth.synth.config import SynthConfig
-from kgsynth.synth.export import DatasetWriter, item_row, read_jsonl, sha256_file, write_json_atomic, write_jsonl
+from kgsynth.synth.export import (
+    DatasetWriter,
+    JsonlWriter,
+    read_jsonl,
+    row_from_dump,
+    sha256_file,
+    split_lines,
+    write_json_atomic,
+)
 from kgsynth.synth.item import Item, make_item
 from kgsynth.synth.scenario import Scenario, ScenarioBuilder
 
@@ -101,7 +109,7 @@ def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Pro
     work = _Work(out / ".work", _config_hash(config))
     filters = make_filters(config, rules)
     wanted = per_cell * len(plans) * len(languages)
-    done_items = sum(len(r.get("items", [])) for r in work.records)
+    done_items = work.items
     for plan in plans:
         for record in _run_cell(plan, work, per_cell, filters, config):
             work.append(record)
@@ -114,8 +122,13 @@ def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Pro
 
 
 def _run_cell(plan: CellPlan, work: _Work, per_cell: int, filters: list[ItemFilter], config: SynthConfig) -> Iterator[dict]:
-    """Records of the cell's scenarios not processed yet, then the cell's closing record."""
+    """Records of the cell's scenarios not processed yet (a kept one carries its items as
+    the dataset files' lines), then the cell's closing record."""
+    version, seed = config.dataset.version, config.dataset.seed
     if plan.key in work.closed:
+        return
+    if len(plan.scenarios) < per_cell:  # cannot fill even if every scenario passed: no wording spent
+        yield {"cell": plan.key, "closed": 0, "available": len(plan.scenarios)}
         return
     kept = work.kept[plan.key]
     for index, scenario in enumerate(plan.scenarios):
@@ -128,7 +141,8 @@ def _run_cell(plan: CellPlan, work: _Work, per_cell: int, filters: list[ItemFilt
         record = {"cell": plan.key, "index": index, "scenario_id": scenario.id}
         if len(passed) == len(items):
             kept += 1
-            record["items"] = [item.model_dump(mode="json") for item in items]
+            record["languages"] = [item.language for item in items]
+            record["items"] = [split_lines(row_from_dump(item.model_dump(mode="json"), version, seed)) for item in items]
         record["rejections"] = [r.model_dump() for r in rejections]
         record["filter_in"] = _filter_counts(items, rejections, filters)
         yield record
@@ -146,28 +160,41 @@ def _filter_counts(items: list[Item], rejections: list, filters: list[ItemFilter
 
 
 class _Work:
-    """The progress log of one output folder: what is processed, kept and closed."""
+    """The progress log of one output folder: what is processed, kept and closed (counts
+    only; items stay on disk until assembly streams them into the dataset files)."""
 
     def __init__(self, folder: Path, config_hash: str):
         self.path = folder / "progress.jsonl"
         folder.mkdir(parents=True, exist_ok=True)
-        self.records: list[dict] = []
+        self.processed: set[tuple[str, int]] = set()
+        self.closed: dict[str, dict] = {}
+        self.kept: Counter[str] = Counter()
+        self.items = 0
         if self.path.exists():
             _drop_partial_line(self.path)
-            self.records = list(read_jsonl(self.path))
-        if self.records and self.records[0].get("config") != config_hash:
-            raise KgsynthError(f"{folder.parent} holds an unfinished run with another config; use a new --out or delete it")
-        if not self.records:
+        if not self.path.exists() or self.path.stat().st_size == 0:
             self.append({"config": config_hash})
-        self.processed = {(r["cell"], r["index"]) for r in self.records if "index" in r}
-        self.closed = {r["cell"] for r in self.records if "closed" in r}
-        self.kept: Counter[str] = Counter(r["cell"] for r in self.records if "items" in r)
+        for i, record in enumerate(read_jsonl(self.path)):
+            if i == 0 and record.get("config") != config_hash:
+                raise KgsynthError(f"{folder.parent} holds an unfinished run with another config; use a new --out or delete it")
+            self._count(record)
+
+    def _count(self, record: dict) -> None:
+        if "index" in record:
+            self.processed.add((record["cell"], record["index"]))
+            if "items" in record:
+                self.kept[record["cell"]] += 1
+                self.items += len(record["items"])
+        elif "closed" in record:
+            self.closed[record["cell"]] = record
 
     def append(self, record: dict) -> None:
         with self.path.open("a", encoding="utf-8", newline="\n") as f:
             f.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
-        if "config" not in record:
-            self.records.append(record)
+        self._count(record)
+
+    def records(self) -> Iterator[dict]:
+        return read_jsonl(self.path)
 
 
 def _drop_partial_line(path: Path) -> None:
@@ -183,30 +210,24 @@ def _config_hash(config: SynthConfig) -> str:
 
 def _assemble(out: Path, work: _Work, config: SynthConfig, per_cell: int, plans: list[CellPlan], kg: KnowledgeGraph) -> SynthResult:
     """Write the dataset files from the progress log, in the fixed cell and scenario order."""
-    closed = {r["cell"]: r for r in work.records if "closed" in r}
+    closed = work.closed
     filled = [p.key for p in plans if closed[p.key]["closed"] >= per_cell]
     unfillable = {p.key: closed[p.key]["closed"] for p in plans if p.key not in filled}
     version, seed = config.dataset.version, config.dataset.seed
     counts: Counter[str] = Counter()
-    filter_in: Counter[str] = Counter()
-    filter_out: Counter[str] = Counter()
-    reasons: dict[str, Counter[str]] = defaultdict(Counter)
-    rejections = []
-    with DatasetWriter(out) as writer:
-        for record in work.records:
+    stats = _FilterStats()
+    filled_set = set(filled)
+    with DatasetWriter(out) as writer, JsonlWriter(out / "rejections.jsonl") as rejections:
+        for record in work.records():
             if "index" not in record:
                 continue
-            filter_in.update(record["filter_in"])
+            stats.add(record)
             for r in record["rejections"]:
-                filter_out[r["filter"]] += 1
-                reasons[r["filter"]][_reason_kind(r["reason"])] += 1
-                rejections.append(r)
-            if record["cell"] in filled and "items" in record:
-                for data in record["items"]:
-                    item = Item.model_validate(data)
-                    writer.write(item_row(item, version, seed))
-                    counts[f"{record['cell']}/{item.language}"] += 1
-    write_jsonl(out / "rejections.jsonl", rejections)
+                rejections.write(r)
+            if record["cell"] in filled_set and "items" in record:
+                for lines, language in zip(record["items"], record["languages"], strict=True):
+                    writer.write_lines(lines)
+                    counts[f"{record['cell']}/{language}"] += 1
     files = {str(p.relative_to(out)): sha256_file(p) for p in sorted([*writer.paths, out / "rejections.jsonl"])}
     manifest = {
         "kgsynth": kgsynth.__version__,
@@ -220,16 +241,34 @@ def _assemble(out: Path, work: _Work, config: SynthConfig, per_cell: int, plans:
         "filled_cells": filled,
         "unfillable_cells": unfillable,
         "counts": dict(sorted(counts.items())),
-        "filters": {
-            name: {"in": filter_in[name], "rejected": filter_out[name], "pass_rate": _rate(filter_in[name], filter_out[name]),
-                   "reasons": dict(sorted(reasons[name].items()))}
-            for name in config.filters.order
-        },
+        "filters": stats.report(config.filters.order),
         "files": files,
     }
     write_json_atomic(out / "manifest.json", manifest)
     return SynthResult(out=out, items=manifest["items"], per_cell=per_cell, filled_cells=filled,
                        unfillable_cells=unfillable, manifest=manifest)
+
+
+class _FilterStats:
+    """Items in and rejected per filter, with rejection reasons counted by kind."""
+
+    def __init__(self):
+        self.seen: Counter[str] = Counter()
+        self.rejected: Counter[str] = Counter()
+        self.reasons: dict[str, Counter[str]] = defaultdict(Counter)
+
+    def add(self, record: dict) -> None:
+        self.seen.update(record["filter_in"])
+        for r in record["rejections"]:
+            self.rejected[r["filter"]] += 1
+            self.reasons[r["filter"]][_reason_kind(r["reason"])] += 1
+
+    def report(self, order: tuple[str, ...]) -> dict:
+        return {
+            name: {"in": self.seen[name], "rejected": self.rejected[name], "pass_rate": _rate(self.seen[name], self.rejected[name]),
+                   "reasons": dict(sorted(self.reasons[name].items()))}
+            for name in order
+        }
 
 
 def _rate(seen: int, rejected: int) -> float | None:

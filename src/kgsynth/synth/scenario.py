@@ -16,10 +16,11 @@ value); extra pieces are merged into fewer turns.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
 from enum import StrEnum
-from typing import Literal
+from functools import cache, cached_property
 
 from pydantic import BaseModel, ConfigDict
 
@@ -125,6 +126,19 @@ class Scenario(BaseModel):
     @property
     def answer_format(self) -> AnswerFormat:
         return self.cell.answer_format
+
+    @cached_property
+    def mentioned_texts(self) -> frozenset[str]:
+        """Every label (any language) of the entity, its class and the facts' nodes, casefolded:
+        what a distractor or a speaker's name must not contain."""
+        nodes = [self.entity, *([self.entity_class] if self.entity_class else [])]
+        nodes += [n for f in self.facts for n in (f.subject, f.object)]
+        return frozenset(t.casefold() for n in nodes for t in (n.label, *n.labels.values()) if t)
+
+    @cached_property
+    def mentioned_words(self) -> frozenset[str]:
+        relations = [t for f in self.facts for t in (f.relation.label, *f.relation.labels.values())]
+        return frozenset(w.casefold() for t in [*self.mentioned_texts, *relations] for w in re.findall(r"\w+", t))
 
 
 # ---------------------------------------------------------------------------- building
@@ -252,7 +266,7 @@ class ScenarioBuilder:
 
 def _scenario(**fields) -> Scenario:
     fields["id"] = _scenario_id(fields)
-    return Scenario(**fields)
+    return Scenario.model_construct(**fields)  # typed parts built above; no re-validation per scenario
 
 
 def _scenario_id(fields: dict) -> str:
@@ -269,6 +283,7 @@ def _difficulties(has_class: bool, n_facts: int, name_piece: bool = True) -> Ite
             yield difficulty, pieces
 
 
+@cache  # a handful of distinct arguments; Pieces are frozen
 def _pieces(has_class: bool, n_facts: int, turns: int, name_piece: bool) -> tuple[Piece, ...] | None:
     """``turns`` pieces out of: the name, the class, one per fact. Extra pieces merge in a
     fixed order: name with class, then the lead into the first fact (one turn names the

@@ -1,0 +1,148 @@
+"""Synthesis benchmark: items per second end to end, and peak memory, on one core.
+
+    python bench/synth.py                                   # the demo graph, the README's run
+    python bench/synth.py --powerlaw 1000000 --n 100000     # 100,000 items from a generated graph
+    python bench/synth.py --config configs/all_shapes.toml  # any config
+
+Each run happens in a child process pinned to one CPU core: it loads the graph (timed
+apart), then runs ``synthesize`` (graph loaded -> subgraphs -> scenarios -> items ->
+filters -> JSONL/Parquet files and manifest). Reported: items written, seconds for the
+scenario phase and in all, items per second, and the child's peak RSS (graph included).
+The naive alternative a user would write, one ``make_item`` plus filters per scenario
+with every item kept in a list and dumped at the end, is timed in the same child on the
+same scenarios for comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import multiprocessing as mp
+import os
+import platform
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from extract import machine, source_state  # noqa: E402
+from powerlaw import write_ntriples  # noqa: E402
+
+from kgsynth.filters import apply_filters  # noqa: E402
+from kgsynth.kg import KnowledgeGraph, load_rules  # noqa: E402
+from kgsynth.synth.config import SynthConfig, load_config  # noqa: E402
+from kgsynth.synth.item import make_item  # noqa: E402
+from kgsynth.synth.pipeline import make_filters, plan_cells, synthesize  # noqa: E402
+
+
+def _run(paths: list[str], config: SynthConfig, conn) -> None:
+    os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})  # one core
+    start = time.perf_counter()
+    kg = KnowledgeGraph.load(*paths, lang=config.graph.label_languages)
+    load_s = time.perf_counter() - start
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        rules = load_rules(kg)
+        plans = plan_cells(kg, config, rules)
+        scenario_s = time.perf_counter() - start
+        start = time.perf_counter()
+        result = synthesize(kg, config, Path(tmp) / "out")
+        synth_s = time.perf_counter() - start
+        peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before the naive loop runs
+        sizes = sum(p.stat().st_size for p in (Path(tmp) / "out").rglob("*") if p.is_file())
+        naive = _naive(plans, config, rules, result.items, Path(tmp) / "naive.json")
+    conn.send({
+        "load_s": load_s,
+        "scenario_phase_s": scenario_s,
+        "scenarios": sum(len(p.scenarios) for p in plans),
+        "cells": len(plans),
+        "items": result.items,
+        "filled_cells": len(result.filled_cells),
+        "unfillable_cells": len(result.unfillable_cells),
+        "per_cell": result.per_cell,
+        "synth_s": synth_s,
+        "items_per_s": result.items / synth_s,
+        "output_mb": sizes / 2**20,
+        "filters": {k: {"in": v["in"], "rejected": v["rejected"]} for k, v in result.manifest["filters"].items()},
+        "peak_rss_mb": peak_rss_mb,
+        **naive,
+    })
+
+
+def _naive(plans, config: SynthConfig, rules, items_wanted: int, path: Path) -> dict:
+    """A plain loop over the same scenarios: make, filter, keep in a list, dump once."""
+    filters = make_filters(config, rules)
+    start = time.perf_counter()
+    kept = []
+    for plan in plans:
+        for scenario in plan.scenarios:
+            items = [make_item(scenario, lang, config.dialogue, config.dataset.seed) for lang in config.dataset.languages]
+            passed, _ = apply_filters(items, filters)
+            kept += [i.model_dump(mode="json") for i in passed]
+            if len(kept) >= items_wanted:
+                break
+        if len(kept) >= items_wanted:
+            break
+    path.write_text(json.dumps(kept, ensure_ascii=False))
+    seconds = time.perf_counter() - start
+    return {"naive_items": len(kept), "naive_s": seconds, "naive_items_per_s": len(kept) / seconds if seconds else None}
+
+
+def measure(name: str, paths: list[str], config: SynthConfig) -> dict:
+    parent, child = mp.Pipe()
+    process = mp.get_context("fork").Process(target=_run, args=(paths, config, child))
+    process.start()
+    result = parent.recv()
+    process.join()
+    return {"name": name, "graph": paths, "config": json.loads(config.model_dump_json())} | result
+
+
+def render(results: list[dict]) -> str:
+    lines = []
+    for r in results:
+        lines.append(
+            f"{r['name']}: {r['items']:,} items ({r['filled_cells']} cells x {r['per_cell']} x languages; "
+            f"{r['unfillable_cells']} cells unfillable) in {r['synth_s']:.2f} s = {r['items_per_s']:,.0f} items/s "
+            f"on one core; scenario phase {r['scenario_phase_s']:.2f} s ({r['scenarios']:,} scenarios); "
+            f"load {r['load_s']:.2f} s (not counted); peak RSS {r['peak_rss_mb']:,.0f} MB; files {r['output_mb']:,.1f} MB; "
+            f"naive loop (make + filter + keep all + dump): {r['naive_items']:,} items at {r['naive_items_per_s']:,.0f} items/s"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", type=Path, help="a synth config (default: the built-in defaults)")
+    parser.add_argument("--powerlaw", type=int, help="generate a power-law graph of this many triples and use it")
+    parser.add_argument("--n", type=int, help="items wanted (overrides the config)")
+    parser.add_argument("--subgraphs", type=int, help="subgraphs per shape (overrides the config)")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--out", type=Path, help="append the result to this JSON list")
+    args = parser.parse_args(argv)
+    config = load_config(args.config) if args.config else SynthConfig()
+    dataset = config.dataset.model_copy(update={"n": args.n} if args.n else {})
+    sampling = config.sampling.model_copy(update={"subgraphs_per_shape": args.subgraphs} if args.subgraphs else {})
+    config = SynthConfig.model_validate(config.model_copy(update={"dataset": dataset, "sampling": sampling}).model_dump())
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.powerlaw:
+            path = Path(tmp) / f"powerlaw-{args.powerlaw}.nt"
+            write_ntriples(path, args.powerlaw)
+            paths, name = [str(path)], f"powerlaw-{args.powerlaw}"
+        else:
+            paths, name = [str(ROOT / p) for p in config.graph.paths], "+".join(config.graph.paths)
+        results = [measure(name, paths, config)]
+    report = {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "machine": machine(),
+              "source": source_state(), "python": platform.python_version(), "results": results}
+    print(json.dumps(report, indent=2) if args.json else render(results))
+    if args.out:
+        existing = json.loads(args.out.read_text()) if args.out.exists() else []
+        args.out.write_text(json.dumps([*existing, report], indent=2))
+
+
+if __name__ == "__main__":
+    main()
