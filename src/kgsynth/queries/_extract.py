@@ -333,16 +333,27 @@ def _walk(facts: _Facts, template: Template, anchors: list[tuple], rng: random.R
         lookup = "functional" if template.walk_functional else ("out", "relation", "in")[shared]
         found = facts.around((row[0][at] if at < 3 else row[at - 2] for row in rows), lookup)
         new = [i for i, v in enumerate(step) if v not in bound]
+        last = step is template.walk[-1]
         walked = []
         for _, paths in itertools.groupby(rows, key=lambda row: row[0]):
             paths = list(paths)
             per_path = max(1, budget // len(paths))
             for path in paths:
                 node = path[0][at] if at < 3 else path[at - 2]
-                walked += [path + tuple(f[i] for i in new) for f in _pick(found.get(node, []), per_path, rng)]
+                options = found.get(node, [])
+                if template.walk_functional:
+                    options = _chain_steps(options, path, last)
+                walked += [path + tuple(f[i] for i in new) for f in _pick(options, per_path, rng)]
         rows = walked
         bound += tuple(step[i] for i in new)
     return [row[0] + row[1:] for row in rows]
+
+
+def _chain_steps(options: list[tuple], path: tuple, last: bool) -> list[tuple]:
+    """Chain steps the template can accept: to a node not on the path yet, and to an IRI
+    unless it is the last hop (walks that loop back would only be rejected)."""
+    visited = {path[0][0], path[0][2], *path[2::2]}
+    return [f for f in options if f[2] not in visited and (last or isinstance(f[2], ox.NamedNode))]
 
 
 def _sample_template(
