@@ -108,6 +108,31 @@ def test_files_load_with_datasets_and_public_files_hold_no_answers(dataset):
                 assert "gold" not in loaded.column_names and "gold_items" not in loaded.column_names
 
 
+def test_public_dialogues_hold_only_who_said_what(dataset):
+    out = dataset[0]
+    for line in (out / "public" / "dialogues.jsonl").open(encoding="utf-8"):
+        row = json.loads(line)
+        assert set(row) == {"public_id", "language", "dialogue"}
+        assert all(set(turn) == {"speaker", "role", "text"} for turn in row["dialogue"])
+
+
+def test_resume_refuses_a_log_from_another_graph(dataset, demo_kg, tmp_path):
+    from kgsynth.kg import KnowledgeGraph
+
+    stopped = tmp_path / "stopped"
+
+    def interrupt(done: int, wanted: int) -> None:
+        if done >= 10:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        synthesize(demo_kg, CONFIG, stopped, progress=interrupt)
+    other = KnowledgeGraph.load(ROOT / "data" / "demo", lang=("en", "ru"))
+    other.add(ROOT / "tests" / "data" / "handmade.ttl")
+    with pytest.raises(KgsynthError, match="another config, graph or kgsynth version"):
+        synthesize(other, CONFIG, stopped)
+
+
 def test_manifest_counts_hashes_and_pass_rates(dataset):
     import hashlib
 
@@ -194,8 +219,13 @@ def test_position_control_puts_fact_turns_where_asked(plans, position):
 
 def test_exact_fact_turn_indices(plans):
     for scenario in _scenarios(plans, "medium"):
-        item = make_item(scenario, "ru", DialogueSettings(fact_turn_indices=(0, 2, 5)), 0)
+        item = make_item(scenario, "ru", DialogueSettings(fact_turn_indices={"medium": (0, 2, 5)}), 0)
         assert item.metadata.fact_turns == (0, 2, 5)
+
+
+def test_fact_turn_indices_must_fit_the_difficulty_table():
+    with pytest.raises(ValueError, match="fact_turn_indices.easy needs 2 distinct indices below 4"):
+        DialogueSettings(fact_turn_indices={"easy": (0, 5)})
 
 
 def test_length_padding_reaches_the_target_without_touching_the_answer(plans):
@@ -240,6 +270,11 @@ def test_config_rejects_unknown_keys_in_one_line(tmp_path):
     path.write_text('[dataset]\nn = 10\nsede = 3\n')
     with pytest.raises(KgsynthError, match=r"bad.toml: dataset.sede: Extra inputs are not permitted"):
         load_config(path)
+
+
+def test_config_needs_labels_in_every_item_language():
+    with pytest.raises(ValueError, match="label_languages lacks"):
+        SynthConfig.model_validate({"graph": {"label_languages": ["en"]}, "dataset": {"languages": ["en", "ru"]}})
 
 
 def test_config_loads_toml_and_yaml(tmp_path):

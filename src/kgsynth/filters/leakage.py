@@ -53,7 +53,7 @@ class RuleLeakageFilter(ItemFilter):
                 return f"the dialogue contains the rule's number {leaked[0]:f}"
         if _PERCENT_WORDS.search(text):
             return "the dialogue talks about percentages"
-        folded = text.casefold()
+        folded = text.casefold().replace("ё", "е")  # as normalize_text does to the phrase
         for phrase in (rule.labels.get(item.language), rule.statements.get(item.language)):
             if phrase and normalize_text(phrase) in folded:
                 return f"the dialogue names the rule: {phrase!r}"

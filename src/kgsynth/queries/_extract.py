@@ -228,8 +228,9 @@ def sample_subgraphs(
     _require_rules(kg, names)
     templates = [load_template(name) for name in names]
     populations = {t.anchors_from: _anchor_population(kg, t.anchors_from) for t in templates}
+    facts = _Facts(kg)  # shared: the conditional forms walk around many of the same hubs
     streams = [
-        _sample_template(kg, t, populations[t.anchors_from], random.Random(f"{seed}:{t.name}"), per_anchor, batch_size, max_set_size)
+        _sample_template(kg, t, populations[t.anchors_from], facts, random.Random(f"{seed}:{t.name}"), per_anchor, batch_size, max_set_size)
         for t in templates
     ]
     produced = 0
@@ -293,7 +294,8 @@ class _Facts:
 
 
 def _is_numeric_or_date(term: Term) -> bool:
-    if not isinstance(term, ox.Literal):
+    """What the comparison template accepts as a value: numbers and dates (not booleans, years)."""
+    if not isinstance(term, ox.Literal) or term.datatype.value.endswith(("#boolean", "#gYear")):
         return False
     return isinstance(KnowledgeGraph.value(term), int | float | decimal.Decimal) or term.datatype.value in _DATE_TYPES
 
@@ -360,13 +362,13 @@ def _sample_template(
     kg: KnowledgeGraph,
     template: Template,
     population: list[Term],
+    facts: _Facts,
     rng: random.Random,
     per_anchor: int,
     batch_size: int,
     max_set_size: int,
 ) -> Iterator[Subgraph]:
     seen: set[str] = set()  # a fact and its reverse (o p s) can reach one subgraph from two anchors
-    facts = _Facts(kg)
     for batch in _anchor_batches(population, rng, batch_size):
         result = kg.select(template.text, (template.bound_variables, _bindings(facts, template, batch, rng, per_anchor)))
         by_anchor: dict[tuple, list[Unit]] = {}

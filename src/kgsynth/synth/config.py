@@ -42,8 +42,8 @@ class DatasetConfig(_Strict):
     @model_validator(mode="after")
     def _languages_known(self) -> DatasetConfig:
         unknown = set(self.languages) - {"en", "ru"}
-        if unknown or not self.languages:
-            raise ValueError(f"languages must be a non-empty subset of en, ru (got {sorted(unknown) or 'none'})")
+        if unknown or not self.languages or len(set(self.languages)) != len(self.languages):
+            raise ValueError(f"languages must be distinct values out of en, ru (got {list(self.languages)})")
         return self
 
 
@@ -66,6 +66,13 @@ class SynthConfig(_Strict):
     dataset: DatasetConfig = DatasetConfig()
     dialogue: DialogueSettings = DialogueSettings()
     filters: FilterConfig = FilterConfig()
+
+    @model_validator(mode="after")
+    def _labels_for_every_language(self) -> SynthConfig:
+        missing = [lang for lang in self.dataset.languages if lang not in self.graph.label_languages]
+        if missing:
+            raise ValueError(f"graph.label_languages lacks {missing}: items in those languages would show other languages' labels")
+        return self
 
 
 def load_config(path: str | Path) -> SynthConfig:

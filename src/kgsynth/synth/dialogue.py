@@ -22,7 +22,7 @@ from kgsynth.errors import KgsynthError
 from kgsynth.queries import Node
 from kgsynth.synth import locale
 from kgsynth.synth.phrases import PHRASES, ROLES, SPEAKERS, YES_NO
-from kgsynth.synth.scenario import CURRENCIES, DIFFICULTY, Scenario, ScenarioFact
+from kgsynth.synth.scenario import CURRENCIES, DIFFICULTY, Difficulty, Scenario, ScenarioFact
 
 TurnKind = Literal[
     "opening", "fact", "misstatement", "reask", "restate", "ack", "clarify_q", "clarify_a", "noise", "distractor"
@@ -49,7 +49,7 @@ class DialogueSettings(BaseModel):
     reasks: float = Field(0.2, ge=0, le=1, description="chance that a fact is asked for again and restated")
     corrections: float = Field(0.2, ge=0, le=1, description="chance that a value is misstated, then corrected")
     position: Position = "spread"
-    fact_turn_indices: tuple[int, ...] | None = None  # exact fact-turn indices (overrides position)
+    fact_turn_indices: dict[Difficulty, tuple[int, ...]] | None = None  # exact fact-turn indices per difficulty (overrides position)
     target_tokens: int | None = Field(None, ge=1, description="pad with distractor turns up to this many tokens")
 
     @model_validator(mode="after")
@@ -57,6 +57,13 @@ class DialogueSettings(BaseModel):
         low, high = self.speakers
         if not 2 <= low <= high <= 3:
             raise ValueError("speakers must be a range within 2..3, e.g. [2, 3]")
+        for difficulty, indices in (self.fact_turn_indices or {}).items():
+            spec = DIFFICULTY[difficulty]
+            if len(indices) != spec.fact_turns or len(set(indices)) != len(indices) or not all(0 <= i < spec.turns[0] for i in indices):
+                raise ValueError(
+                    f"fact_turn_indices.{difficulty.value} needs {spec.fact_turns} distinct indices below {spec.turns[0]} "
+                    f"(the fewest turns a {difficulty.value} dialogue has)"
+                )
         return self
 
 
@@ -99,6 +106,8 @@ def _render(node: Node, fact: ScenarioFact, scenario: Scenario, lang: str, value
     unit = scenario.rule.unit if scenario.rule else None
     if isinstance(value, bool):
         return YES_NO[lang][0 if value else 1]
+    if node.datatype and node.datatype.endswith("#gYear"):
+        return node.value  # a year, not an amount: "2013", never "2,013"
     if isinstance(value, int | Decimal):
         if fact.role in _MONEY_ROLES and unit in CURRENCIES:
             return locale.format_money(Decimal(value), unit, lang)
@@ -133,7 +142,7 @@ def build_dialogue(scenario: Scenario, lang: str, settings: DialogueSettings, rn
     spec = DIFFICULTY[scenario.cell.difficulty]
     total = rng.randint(*spec.turns)
     pieces = scenario.pieces
-    slots = _fact_slots(len(pieces), total, settings, rng)
+    slots = _fact_slots(len(pieces), total, scenario.cell.difficulty, settings, rng)
     plan: list[tuple[str, dict] | None] = [None] * total
     for piece_index, slot in enumerate(slots):
         plan[slot] = ("piece", {"piece": piece_index})
@@ -146,6 +155,7 @@ def build_dialogue(scenario: Scenario, lang: str, settings: DialogueSettings, rn
     writer = _Writer(scenario, lang, rng)
     speakers = _speakers(scenario, lang, settings, rng)
     order = _speaker_order(len(plan), len(speakers), rng)
+    _same_speaker(plan, order, len(speakers))
     turns = [writer.turn(kind, args, speakers[order[i]]) for i, (kind, args) in enumerate(plan)]
     dialogue = Dialogue(turns=tuple(turns), fact_turns=tuple(slots), fact_values=writer.values())
     if settings.target_tokens:
@@ -153,12 +163,9 @@ def build_dialogue(scenario: Scenario, lang: str, settings: DialogueSettings, rn
     return dialogue
 
 
-def _fact_slots(n: int, total: int, settings: DialogueSettings, rng: random.Random) -> list[int]:
-    if settings.fact_turn_indices is not None:
-        indices = list(settings.fact_turn_indices)
-        if len(indices) != n or len(set(indices)) != n or not all(0 <= i < total for i in indices):
-            raise VerbaliserError(f"fact_turn_indices {indices} must be {n} distinct turn indices below {total}")
-        return sorted(indices)
+def _fact_slots(n: int, total: int, difficulty: Difficulty, settings: DialogueSettings, rng: random.Random) -> list[int]:
+    if settings.fact_turn_indices and difficulty in settings.fact_turn_indices:
+        return sorted(settings.fact_turn_indices[difficulty])  # checked against the table by DialogueSettings
     width = max(n, math.ceil(total / 3))
     window = {
         "spread": range(total),
@@ -225,6 +232,18 @@ def _speakers(scenario: Scenario, lang: str, settings: DialogueSettings, rng) ->
     return list(zip(rng.sample(names, k), rng.sample(roles, k), strict=True))
 
 
+def _same_speaker(plan: list, order: list[int], k: int) -> None:
+    """Who says what must fit the words: the speaker who misstated a value corrects it, the
+    one who stated a fact restates it, and someone else asks for it again."""
+    for i, (kind, args) in enumerate(plan):
+        if kind == "misstatement":
+            corrected = next(j for j, (other, a) in enumerate(plan) if other == "piece" and a.get("corrected") == args["fact"])
+            order[corrected] = order[i]
+        if kind == "reask":
+            order[i + 1] = order[i - 1]
+            order[i] = next(s for s in range(k) if s != order[i - 1])
+
+
 def _speaker_order(n: int, k: int, rng: random.Random) -> list[int]:
     order = [0]
     for _ in range(n - 1):
@@ -238,7 +257,7 @@ def pad_dialogue(dialogue: Dialogue, scenario: Scenario, lang: str, target_token
     Distractors come from a digit-free bank and are skipped if they contain any label of
     the scenario, so they cannot change the answer; fact-turn indices are shifted.
     """
-    bank = [line for line in PHRASES[lang]["distractor"] if not any(t in line.casefold() for t in scenario.mentioned_texts)]
+    bank = [line for line in PHRASES[lang]["distractor"] if not _mentions(line, scenario.mentioned_texts)]
     if not bank:
         raise VerbaliserError("every distractor line mentions a label of the scenario; cannot pad")
     turns = list(dialogue.turns)
@@ -322,6 +341,12 @@ class _Writer:
 
     def _pick(self, kind: str) -> str:
         return self.rng.choice(self.phrases[kind])
+
+
+def _mentions(line: str, texts: frozenset[str]) -> bool:
+    """Whether ``line`` contains one of ``texts`` as whole words ("TR" is not in "strange")."""
+    folded = line.casefold()
+    return any(re.search(rf"(?<!\w){re.escape(t)}(?!\w)", folded) for t in texts if t in folded)
 
 
 def _turn(**fields) -> Turn:

@@ -100,9 +100,22 @@ def _json_line(row: dict) -> str:
     return json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
+PUBLIC_TURN = ("speaker", "role", "text")  # a turn's kind and fact indices would give the answer away
+
+
+def _project(name: str, row: dict) -> dict:
+    columns = SPLITS[name]
+    if columns is None:
+        return row
+    part = {c: row[c] for c in columns}
+    if name == "public/dialogues":
+        part["dialogue"] = [{k: turn[k] for k in PUBLIC_TURN} for turn in row["dialogue"]]
+    return part
+
+
 def split_lines(row: dict) -> dict[str, str]:
     """The row as one JSON line per split (written once, copied as text afterwards)."""
-    return {name: _json_line(row if columns is None else {c: row[c] for c in columns}) for name, columns in SPLITS.items()}
+    return {name: _json_line(_project(name, row)) for name in SPLITS}
 
 
 class DatasetWriter:
@@ -147,9 +160,7 @@ def _partial(path: Path) -> Path:
 def _schema(split: str) -> pa.Schema:
     # A fully populated prototype row fixes every column's type: inferred from the data,
     # a batch whose optional fields are all empty would type them as null.
-    columns = SPLITS[split]
-    prototype = _PROTOTYPE if columns is None else {c: _PROTOTYPE[c] for c in columns}
-    return pa.Table.from_pylist([prototype]).schema
+    return pa.Table.from_pylist([_project(split, _PROTOTYPE)]).schema
 
 
 def _jsonl_to_parquet(source: Path, target: Path, schema: pa.Schema) -> None:

@@ -2,9 +2,9 @@
 
 Slots: ``{entity}``, ``{cls}``, ``{subject}``, ``{relation}``, ``{value}``, ``{wrong}``.
 Russian phrasings keep labels in the nominative (in quotes or after a dash), because a
-template cannot decline an arbitrary label. Noise and distractor lines contain no digits
-and no slots, so they cannot state a value; the verbaliser also checks them against the
-scenario's labels before use.
+template cannot decline an arbitrary label, and avoid past-tense verbs, whose gender would
+have to match the speaker. No line without slots contains a digit, so it cannot state a
+value; distractor lines are also checked against the scenario's labels before use.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ PHRASES: dict[str, dict[str, tuple[str, ...]]] = {
             "{relation_cap} — {value}.",
             "Кстати, {relation} — {value}.",
             "Для справки: {relation} — {value}.",
-            "Я проверил: {relation} — {value}.",
+            "Проверено: {relation} — {value}.",
         ),
         "fact_again": (
             "И ещё одна запись, {relation} — {value}.",
@@ -127,18 +127,18 @@ PHRASES: dict[str, dict[str, tuple[str, ...]]] = {
         "fact_about": (
             "По «{subject}»: {relation} — {value}.",
             "Что касается «{subject}», {relation} — {value}.",
-            "Я проверил «{subject}»: {relation} — {value}.",
+            "Проверено по «{subject}»: {relation} — {value}.",
         ),
         "correction": (
-            "Извини, я ошибся: {relation} — {value}, а не {wrong}.",
+            "Извини, поправка: {relation} — {value}, а не {wrong}.",
             "Поправка: {relation} на самом деле {value}, а не {wrong}.",
         ),
         "reask": (
-            "Прости, а {relation} — сколько там было?",
+            "Прости, повтори: {relation}?",
             "Повтори, пожалуйста, {relation}?",
         ),
-        "restate": ("{value_cap}.", "{value_cap}, как я и говорил."),
-        "ack": ("Понял.", "Хорошо, записал.", "Ясно, спасибо.", "Принято.", "Логично."),
+        "restate": ("{value_cap}.", "{value_cap}, как уже было сказано."),
+        "ack": ("Ясно.", "Хорошо, записано.", "Ясно, спасибо.", "Принято.", "Логично."),
         "clarify_q": (
             "Это последние данные?",
             "Это уже подтверждено?",
@@ -154,12 +154,12 @@ PHRASES: dict[str, dict[str, tuple[str, ...]]] = {
             "Извини, у меня экран на секунду завис.",
             "Меня хорошо слышно?",
             "Минутку, кто-то пришёл.",
-            "Сейчас возьму ручку.",
+            "Сейчас, только ручку возьму.",
             "Кофе остывает, но продолжай.",
         ),
         "distractor": (
             "Погода в последнее время какая-то странная, правда?",
-            "Я наконец зашёл в новое кафе у вокзала.",
+            "Говорят, в новом кафе у вокзала вкусно.",
             "Принтер на нашем этаже опять зажевал бумагу.",
             "Ты видел письмо про общий обед команды?",
             "Мне надо бы записаться к стоматологу.",
@@ -169,7 +169,7 @@ PHRASES: dict[str, dict[str, tuple[str, ...]]] = {
             "Думаю взять несколько выходных весной.",
             "Лифт сегодня утром опять не работал.",
             "Кто-то забыл зонт на кухне.",
-            "Я так и не дочитал тот роман.",
+            "Тот роман так и остался недочитанным.",
         ),
     },
 }

@@ -32,6 +32,7 @@ from kgsynth.kg import KnowledgeGraph, load_rules
 from kgsynth.kg.vocab import Rule
 from kgsynth.queries import Shape, sample_subgraphs
 from kgsynth.synth.config import SynthConfig
+from kgsynth.synth.dialogue import VerbaliserError
 from kgsynth.synth.export import (
     DatasetWriter,
     JsonlWriter,
@@ -106,7 +107,7 @@ def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Pro
         raise KgsynthError("the graph gives no scenario for the configured shapes, difficulties and formats")
     languages = config.dataset.languages
     per_cell = max(1, config.dataset.n // (len(languages) * len(plans)))
-    work = _Work(out / ".work", _config_hash(config))
+    work = _Work(out / ".work", _run_key(config, kg))
     filters = make_filters(config, rules)
     wanted = per_cell * len(plans) * len(languages)
     done_items = work.items
@@ -135,10 +136,17 @@ def _run_cell(plan: CellPlan, work: _Work, per_cell: int, filters: list[ItemFilt
         if kept >= per_cell:
             break
         if (plan.key, index) in work.processed:
+            if work.processed[(plan.key, index)] != scenario.id:
+                raise KgsynthError(f"{work.path.parent.parent} holds a run whose scenarios differ from this graph's; use a new --out or delete it")
             continue
-        items = [make_item(scenario, lang, config.dialogue, config.dataset.seed) for lang in config.dataset.languages]
-        passed, rejections = apply_filters(items, filters)
         record = {"cell": plan.key, "index": index, "scenario_id": scenario.id}
+        try:
+            items = [make_item(scenario, lang, config.dialogue, config.dataset.seed) for lang in config.dataset.languages]
+        except VerbaliserError as e:  # e.g. no distractor line free of the scenario's labels
+            rejection = {"item_id": None, "scenario_id": scenario.id, "language": None, "cell": plan.key, "filter": "verbaliser", "reason": str(e)}
+            yield record | {"rejections": [rejection], "filter_in": {}}
+            continue
+        passed, rejections = apply_filters(items, filters)
         if len(passed) == len(items):
             kept += 1
             record["languages"] = [item.language for item in items]
@@ -166,7 +174,7 @@ class _Work:
     def __init__(self, folder: Path, config_hash: str):
         self.path = folder / "progress.jsonl"
         folder.mkdir(parents=True, exist_ok=True)
-        self.processed: set[tuple[str, int]] = set()
+        self.processed: dict[tuple[str, int], str] = {}  # -> scenario id
         self.closed: dict[str, dict] = {}
         self.kept: Counter[str] = Counter()
         self.items = 0
@@ -176,12 +184,12 @@ class _Work:
             self.append({"config": config_hash})
         for i, record in enumerate(read_jsonl(self.path)):
             if i == 0 and record.get("config") != config_hash:
-                raise KgsynthError(f"{folder.parent} holds an unfinished run with another config; use a new --out or delete it")
+                raise KgsynthError(f"{folder.parent} holds an unfinished run with another config, graph or kgsynth version; use a new --out or delete it")
             self._count(record)
 
     def _count(self, record: dict) -> None:
         if "index" in record:
-            self.processed.add((record["cell"], record["index"]))
+            self.processed[(record["cell"], record["index"])] = record["scenario_id"]
             if "items" in record:
                 self.kept[record["cell"]] += 1
                 self.items += len(record["items"])
@@ -204,8 +212,10 @@ def _drop_partial_line(path: Path) -> None:
         path.write_bytes(data[: data.rfind(b"\n") + 1])
 
 
-def _config_hash(config: SynthConfig) -> str:
-    return hashlib.sha256(config.model_dump_json().encode()).hexdigest()[:16]
+def _run_key(config: SynthConfig, kg: KnowledgeGraph) -> str:
+    """What a resumed run must share with the stopped one: config, kgsynth version, graph size."""
+    key = f"{config.model_dump_json()}|{kgsynth.__version__}|{_triples(kg)}"
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 def _assemble(out: Path, work: _Work, config: SynthConfig, per_cell: int, plans: list[CellPlan], kg: KnowledgeGraph) -> SynthResult:

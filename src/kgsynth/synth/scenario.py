@@ -234,7 +234,7 @@ class ScenarioBuilder:
             return
         if fmt is None:
             return
-        constraints = Constraints(rounding=0 if fmt is AnswerFormat.number else None)
+        constraints = Constraints()  # the graph's own value, not rounded
         gold, aliases = self._gold(fmt, gold_value, constraints)
         if gold is None:
             return
