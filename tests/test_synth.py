@@ -254,6 +254,7 @@ def test_a_corrected_value_is_misstated_first_and_the_gold_uses_the_final_one(pl
         final = [v for i, v in zip(item.metadata.fact_to_turn, item.metadata.fact_values, strict=True) if i == fact_turn]
         assert final and all(v in item.dialogue[fact_turn].text for v in final)
         assert not any(v in item.dialogue[wrong_turns[0]].text for v in final)
+        assert item.dialogue[fact_turn].speaker == item.dialogue[wrong_turns[0]].speaker  # one corrects oneself
     assert corrected >= 10
 
 

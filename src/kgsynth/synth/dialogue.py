@@ -234,14 +234,22 @@ def _speakers(scenario: Scenario, lang: str, settings: DialogueSettings, rng) ->
 
 def _same_speaker(plan: list, order: list[int], k: int) -> None:
     """Who says what must fit the words: the speaker who misstated a value corrects it, the
-    one who stated a fact restates it, and someone else asks for it again."""
+    one who stated a fact restates it, someone else asks for it again; then nobody else
+    speaks twice in a row."""
+    pinned = set()
     for i, (kind, args) in enumerate(plan):
         if kind == "misstatement":
             corrected = next(j for j, (other, a) in enumerate(plan) if other == "piece" and a.get("corrected") == args["fact"])
             order[corrected] = order[i]
+            pinned |= {i, corrected}
         if kind == "reask":
             order[i + 1] = order[i - 1]
             order[i] = next(s for s in range(k) if s != order[i - 1])
+            pinned |= {i - 1, i, i + 1}
+    for i in range(1, len(order)):
+        if order[i] == order[i - 1] and i not in pinned:
+            after = order[i + 1] if i + 1 < len(order) else None
+            order[i] = next((s for s in range(k) if s not in (order[i - 1], after)), next(s for s in range(k) if s != order[i - 1]))
 
 
 def _speaker_order(n: int, k: int, rng: random.Random) -> list[int]:
