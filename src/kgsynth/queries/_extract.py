@@ -13,6 +13,7 @@ on the embedded store and on a remote endpoint.
 
 from __future__ import annotations
 
+import collections
 import decimal
 import itertools
 import random
@@ -310,15 +311,22 @@ def _bindings(facts: _Facts, template: Template, batch: list[Term], rng: random.
     if not template.anchors_facts:
         return [(a,) for a in batch]
     by_entity = facts.around(batch, "out")
-    chosen = []
+    chosen, reversed_ = [], []
     for entity in sorted(set(batch), key=str):
         options = by_entity.get(entity, [])
         if template.anchor_values == "numeric":
             options = [f for f in options if _is_numeric_or_date(f[2])]
-        chosen += _pick(options, per_anchor, rng)
-    if template.anchor_reversed:
-        chosen += [(o, p, s) for s, p, o in chosen]
-    return _walk(facts, template, chosen, rng, per_anchor)
+        forward = _single_valued(options) if template.walk_functional else options  # a chain's first hop too
+        chosen += _pick(forward, per_anchor, rng)
+        if template.anchor_reversed:
+            reversed_ += [(o, p, s) for s, p, o in _pick(options, per_anchor, rng)]
+    return _walk(facts, template, chosen + reversed_, rng, per_anchor)
+
+
+def _single_valued(facts: list[tuple]) -> list[tuple]:
+    """The facts whose relation has no other value at their subject (all facts of it given)."""
+    counts = collections.Counter(f[1] for f in facts)
+    return [f for f in facts if counts[f[1]] == 1]
 
 
 def _walk(facts: _Facts, template: Template, anchors: list[tuple], rng: random.Random, budget: int) -> list[tuple]:
