@@ -291,6 +291,7 @@ class _Writer:
         self.phrases = PHRASES[lang]
         self.named = False
         self.stated: set[str] = set()  # relations already stated (for "another ...")
+        self.used: set[str] = set()  # phrases already said in this dialogue
         self.rendered = {i: render_value(f, scenario, lang) for i, f in enumerate(scenario.facts)}
 
     def values(self) -> tuple[str, ...]:
@@ -348,7 +349,12 @@ class _Writer:
         return fact.relation.labels.get(self.lang) or fact.relation.label
 
     def _pick(self, kind: str) -> str:
-        return self.rng.choice(self.phrases[kind])
+        """A random phrase of ``kind``, not one this dialogue has used yet while others remain."""
+        options = self.phrases[kind]
+        fresh = [p for p in options if p not in self.used] or options
+        phrase = self.rng.choice(fresh)
+        self.used.add(phrase)
+        return phrase
 
 
 def _mentions(line: str, texts: frozenset[str]) -> bool:

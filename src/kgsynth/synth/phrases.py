@@ -1,6 +1,6 @@
 """Phrase banks of the template verbaliser, by language.
 
-Slots: ``{entity}``, ``{cls}``, ``{subject}``, ``{relation}``, ``{value}``, ``{wrong}``.
+Slots: ``{entity}``, ``{cls}`` (``{a_cls}``: with "a"/"an"), ``{subject}``, ``{relation}``, ``{value}``, ``{wrong}``.
 Russian phrasings keep labels in the nominative (in quotes or after a dash), because a
 template cannot decline an arbitrary label, and avoid past-tense verbs, whose gender would
 have to match the speaker. No line without slots contains a digit, so it cannot state a
@@ -19,13 +19,13 @@ PHRASES: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         "class": (
             "It's {a_cls}, by the way.",
-            "Keep in mind this one is a {cls}.",
+            "Keep in mind this one is {a_cls}.",
             "For context, we're dealing with {a_cls} here.",
         ),
         "name_class": (
             "Let's go over {entity}, {a_cls}.",
             "I have a question about {entity} — it's {a_cls}.",
-            "Next on my list is {entity}, one of the {cls} records.",
+            "Next on my list is {entity}, {a_cls}.",
         ),
         "opening": (
             "Hi, do you have a minute?",
