@@ -13,6 +13,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from kgsynth.synth.item import Item
+from kgsynth.synth.scenario import cell_key
 
 
 class Rejection(BaseModel):
@@ -44,7 +45,7 @@ def rejection(item: Item, filter_name: str, reason: str) -> Rejection:
         item_id=item.id,
         scenario_id=m.scenario_id,
         language=item.language,
-        cell=f"{m.category}/{m.difficulty.value}/{m.answer_format.value}",
+        cell=cell_key(m.category, m.difficulty, m.answer_format),
         filter=filter_name,
         reason=reason,
     )

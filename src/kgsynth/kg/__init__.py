@@ -3,10 +3,10 @@
 from kgsynth.kg._backends import EndpointBackend, OxigraphBackend, Rows
 from kgsynth.kg._graph import KnowledgeGraph
 from kgsynth.kg._stats import GraphStats
-from kgsynth.kg._terms import Term, to_python
+from kgsynth.kg._terms import Term, local_name, to_python
 from kgsynth.kg.vocab import Rule, RuleKind, load_rules
 
 __all__ = [
     "EndpointBackend",
     "OxigraphBackend",
-    "GraphStats", "KnowledgeGraph", "Rows", "Rule", "RuleKind", "Term", "load_rules", "to_python"]
+    "GraphStats", "KnowledgeGraph", "Rows", "Rule", "RuleKind", "Term", "load_rules", "local_name", "to_python"]

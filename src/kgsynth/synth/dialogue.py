@@ -13,6 +13,7 @@ import datetime as dt
 import math
 import random
 import re
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Literal
 
@@ -87,7 +88,12 @@ class Dialogue(BaseModel):
 
     @property
     def text(self) -> str:
-        return "\n".join(f"{t.speaker}: {t.text}" for t in self.turns)
+        return transcript(self.turns)
+
+
+def transcript(turns: Sequence[Turn]) -> str:
+    """The dialogue as one text, a ``Speaker: words`` line per turn."""
+    return "\n".join(f"{t.speaker}: {t.text}" for t in turns)
 
 
 class VerbaliserError(KgsynthError):

@@ -21,6 +21,7 @@ import pyarrow.json as pj
 import pyarrow.parquet as pq
 
 from kgsynth.synth.item import Item
+from kgsynth.synth.scenario import cell_key
 
 SET_SEPARATOR = "; "
 
@@ -34,10 +35,6 @@ SPLITS = {
 }
 
 
-def item_row(item: Item, version: str, seed: int) -> dict:
-    return row_from_dump(item.model_dump(mode="json"), version, seed)
-
-
 def row_from_dump(row: dict, version: str, seed: int) -> dict:
     """The file row of an item given as ``Item.model_dump(mode="json")``."""
     gold = row["gold"] if isinstance(row["gold"], list) else [row["gold"]]
@@ -48,7 +45,7 @@ def row_from_dump(row: dict, version: str, seed: int) -> dict:
         "gold_items": gold,
         "scenario_id": m["scenario_id"],
         "subgraph_id": m["subgraph_id"],
-        "cell": f"{m['category']}/{m['difficulty']}/{m['answer_format']}",
+        "cell": cell_key(m["category"], m["difficulty"], m["answer_format"]),
         "source_triples": list(m["source_triples"]),
     }
 
@@ -85,7 +82,7 @@ def _prototype_row() -> dict:
         gold_aliases=["x"],
         metadata=ItemMetadata.model_validate(metadata),
     )
-    return item_row(item, "x", 0)
+    return row_from_dump(item.model_dump(mode="json"), "x", 0)
 
 
 _PROTOTYPE_VALUES = {
@@ -135,9 +132,6 @@ class DatasetWriter:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._jsonl[name] = self._stack.enter_context(path.open("w", encoding="utf-8", newline="\n"))
         return self
-
-    def write(self, row: dict) -> None:
-        self.write_lines(split_lines(row))
 
     def write_lines(self, lines: dict[str, str]) -> None:
         for name, line in lines.items():

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from kgsynth.synth.dialogue import Dialogue, DialogueSettings, Turn, build_dialogue, count_tokens
+from kgsynth.synth.dialogue import Dialogue, DialogueSettings, Turn, build_dialogue, count_tokens, transcript
 from kgsynth.synth.formats import AnswerFormat, Constraints, format_instruction
 from kgsynth.synth.scenario import DIFFICULTY, Difficulty, Scenario
 
@@ -70,7 +70,7 @@ class Item(BaseModel):
 
     @property
     def transcript(self) -> str:
-        return "\n".join(f"{t.speaker}: {t.text}" for t in self.dialogue)
+        return transcript(self.dialogue)
 
 
 def position_bucket(fact_turns: tuple[int, ...], turns: int) -> PositionBucket:

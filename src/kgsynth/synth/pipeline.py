@@ -107,7 +107,8 @@ def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Pro
         raise KgsynthError("the graph gives no scenario for the configured shapes, difficulties and formats")
     languages = config.dataset.languages
     per_cell = max(1, config.dataset.n // (len(languages) * len(plans)))
-    work = _Work(out / ".work", _run_key(config, kg))
+    triples = _triples(kg)  # a full count: once per run
+    work = _Work(out / ".work", _run_key(config, triples))
     filters = make_filters(config, rules)
     wanted = per_cell * len(plans) * len(languages)
     done_items = work.items
@@ -117,7 +118,7 @@ def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Pro
             done_items += len(record.get("items", []))
             if progress:
                 progress(min(done_items, wanted), wanted)
-    result = _assemble(out, work, config, per_cell, plans, kg)
+    result = _assemble(out, work, config, per_cell, plans, kg, triples)
     shutil.rmtree(out / ".work")
     return result
 
@@ -212,13 +213,15 @@ def _drop_partial_line(path: Path) -> None:
         path.write_bytes(data[: data.rfind(b"\n") + 1])
 
 
-def _run_key(config: SynthConfig, kg: KnowledgeGraph) -> str:
+def _run_key(config: SynthConfig, triples: int) -> str:
     """What a resumed run must share with the stopped one: config, kgsynth version, graph size."""
-    key = f"{config.model_dump_json()}|{kgsynth.__version__}|{_triples(kg)}"
+    key = f"{config.model_dump_json()}|{kgsynth.__version__}|{triples}"
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def _assemble(out: Path, work: _Work, config: SynthConfig, per_cell: int, plans: list[CellPlan], kg: KnowledgeGraph) -> SynthResult:
+def _assemble(
+    out: Path, work: _Work, config: SynthConfig, per_cell: int, plans: list[CellPlan], kg: KnowledgeGraph, triples: int
+) -> SynthResult:
     """Write the dataset files from the progress log, in the fixed cell and scenario order."""
     closed = work.closed
     filled = [p.key for p in plans if closed[p.key]["closed"] >= per_cell]
@@ -244,7 +247,7 @@ def _assemble(out: Path, work: _Work, config: SynthConfig, per_cell: int, plans:
         "version": version,
         "seed": seed,
         "config": json.loads(config.model_dump_json()),
-        "graph": {"description": kg.backend.description, "triples": _triples(kg)},
+        "graph": {"description": kg.backend.description, "triples": triples},
         "per_cell": per_cell,
         "items": sum(counts.values()),
         "cells": {key: {"kept": closed[key]["closed"], "scenarios": closed[key]["available"]} for key in sorted(closed)},

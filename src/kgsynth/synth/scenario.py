@@ -24,7 +24,7 @@ from functools import cache, cached_property
 
 from pydantic import BaseModel, ConfigDict
 
-from kgsynth.kg import KnowledgeGraph
+from kgsynth.kg import KnowledgeGraph, local_name
 from kgsynth.kg.vocab import Operation, Rule
 from kgsynth.queries import Node, Shape, Subgraph
 from kgsynth.synth.formats import AnswerFormat, Constraints, canonical_gold
@@ -70,7 +70,12 @@ class Cell(BaseModel):
 
     @property
     def key(self) -> str:
-        return f"{self.category}/{self.difficulty.value}/{self.answer_format.value}"
+        return cell_key(self.category, self.difficulty, self.answer_format)
+
+
+def cell_key(category: str, difficulty: str, answer_format: str) -> str:
+    """The balance key of a cell: ``category/difficulty/format``."""
+    return f"{category}/{difficulty}/{answer_format}"
 
 
 class ScenarioFact(BaseModel):
@@ -189,8 +194,8 @@ class ScenarioBuilder:
                 continue
             for difficulty, pieces in _difficulties(entity_class is not None, len(facts)):
                 cell = Cell(
-                    domain=_local(rule.domain) if rule.domain else "general",
-                    category=_local(rule.category) if rule.category else rule.kind.value,
+                    domain=local_name(rule.domain) if rule.domain else "general",
+                    category=local_name(rule.category) if rule.category else rule.kind.value,
                     difficulty=difficulty,
                     answer_format=fmt,
                     rule_kind=rule.kind.value,
@@ -326,10 +331,6 @@ def _label(node: Node, lang: str) -> str:
     return node.labels.get(lang) or node.label
 
 
-def _local(iri: str) -> str:
-    return iri.rstrip("/#").rsplit("/", 1)[-1].rsplit("#", 1)[-1]
-
-
 def _label_nodes(kg: KnowledgeGraph, iris: set[str]) -> dict[str, Node]:
     import pyoxigraph as ox
 
@@ -350,7 +351,7 @@ _RATE_QUESTION = {
 
 
 def _rule_question(rule: Rule, fmt: AnswerFormat, entity: Node, lang: str) -> str:
-    rule_label = rule.labels.get(lang) or rule.labels.get("en") or _local(rule.iri)
+    rule_label = rule.labels.get(lang) or rule.labels.get("en") or local_name(rule.iri)
     name = _label(entity, lang)
     if fmt is AnswerFormat.percent:
         return _RATE_QUESTION[lang].format(entity=name, rule=rule_label)
