@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import hashlib
+import itertools
 import json
 import multiprocessing as mp
 import os
@@ -50,6 +51,7 @@ from kgsynth.kg import KnowledgeGraph, Term
 from kgsynth.kg._backends import Rows
 from kgsynth.kg._terms import bind_values
 from kgsynth.queries import enumerate_subgraphs, load_template, sample_subgraphs, templates_for
+from kgsynth.queries._rule_queries import RULE_QUERY_MARK
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from powerlaw import write_ntriples
@@ -158,20 +160,20 @@ def _median_run(run: Callable[[], int], repeat: int) -> tuple[float, int]:
     return sorted(times)[(len(times) - 1) // 2], rows
 
 
-def _oxigraph_batches(kg: KnowledgeGraph, queries: list[str], repeat: int) -> Iterator[tuple[float, int]]:
-    """Yields a start marker, then (median seconds, rows) per query."""
+def _oxigraph_batches(kg: KnowledgeGraph, batches: list[list[str]], repeat: int) -> Iterator[tuple[float, int]]:
+    """Yields a start marker, then (median seconds, rows) per batch of queries."""
     yield 0.0, 0
-    for query in queries:
-        yield _median_run(lambda q=query: sum(1 for _ in kg.select(q)), repeat)
+    for batch in batches:
+        yield _median_run(lambda b=batch: sum(1 for q in b for _ in kg.select(q)), repeat)
 
 
-def _rdflib_batches(path: str, queries: list[str], repeat: int) -> Iterator[tuple[float, int]]:
-    """Yields (load seconds, triples), then (median seconds, rows) per query, on rdflib's own engine."""
+def _rdflib_batches(path: str, batches: list[list[str]], repeat: int) -> Iterator[tuple[float, int]]:
+    """Yields (load seconds, triples), then (median seconds, rows) per batch of queries, on rdflib's own engine."""
     start = time.perf_counter()
     graph = rdflib.Graph().parse(path, format="nt")
     yield time.perf_counter() - start, len(graph)
-    for query in queries:
-        yield _median_run(lambda q=query: len(list(graph.query(q))), repeat)
+    for batch in batches:
+        yield _median_run(lambda b=batch: sum(len(list(graph.query(q))) for q in b), repeat)
 
 
 # --------------------------------------------------------------------------- measurements
@@ -199,51 +201,57 @@ def measure_extraction(
 
 
 class _RecordingGraph(KnowledgeGraph):
-    """The same store; remembers each anchored query (template text, bound text, VALUES rows)."""
+    """The same store; remembers each anchored query (query text, bound text, VALUES rows)."""
 
     def __init__(self, kg: KnowledgeGraph):
         super().__init__(kg.backend, lang=kg.lang)
-        self.calls: list[tuple[str, str, int]] = []
+        self.calls: list[tuple[str, str, list]] = []
 
     def select(self, query: str, values: tuple[Sequence[str], Iterable[Sequence[Term]]] | None = None) -> Rows:
         if values is not None:
             variables, rows = values[0], list(values[1])
-            self.calls.append((query, bind_values(query, variables, rows), len(rows)))
+            self.calls.append((query, bind_values(query, variables, rows), rows))
             values = (variables, rows)
         return super().select(query, values)
 
 
-def _capture_work(kg: KnowledgeGraph, shape: str, hops: int) -> Iterator[tuple[str, str, int]]:
-    """Yields a start marker, then (template, query, VALUES rows) for the first RDFLIB_BATCHES
-    anchored batches of each template that ``sample_subgraphs(kg, shape, seed=0)`` runs."""
-    yield "", "", 0
+def _capture_work(kg: KnowledgeGraph, shape: str, hops: int) -> Iterator[tuple[str, list[str], int]]:
+    """Yields a start marker, then (template, queries, VALUES rows) for the first RDFLIB_BATCHES
+    anchored batches of each template that ``sample_subgraphs(kg, shape, seed=0)`` runs.
+
+    A rule_application batch is one query per rule (``RULE_QUERY_MARK``), all with the same
+    VALUES rows; every query of a batch is sent before its first subgraph comes back."""
+    yield "", [], 0
     texts = {load_template(name).text: name for name in templates_for(shape, hops)}
     wanted = dict.fromkeys(texts.values(), RDFLIB_BATCHES)
     recorder, seen = _RecordingGraph(kg), 0
     for _ in sample_subgraphs(recorder, shape, limit=sys.maxsize, seed=0, hops=hops):
-        for template_text, query, rows in recorder.calls[seen:]:
-            name = texts.get(template_text)
+        calls = [
+            (texts.get(text) or ("rule_application" if text.startswith(RULE_QUERY_MARK) else None), query, rows)
+            for text, query, rows in recorder.calls[seen:]
+        ]
+        seen = len(recorder.calls)
+        for (name, rows), batch in itertools.groupby(calls, key=lambda call: (call[0], call[2])):
             if name is not None and wanted[name] > 0:
                 wanted[name] -= 1
-                yield name, query, rows
-        seen = len(recorder.calls)
+                yield name, [query for _, query, _ in batch], len(rows)
         if not any(wanted.values()):
             return
 
 
-def compare_rdflib(kg: KnowledgeGraph, path: Path, timeout: float, repeat: int = 1) -> dict:
+def compare_rdflib(kg: KnowledgeGraph, path: Path, shapes: Sequence[str], timeout: float, repeat: int = 1) -> dict:
     """Per template: seconds per anchored batch on Oxigraph and rdflib, same texts; and rdflib's load time."""
     rows = []
     rdflib_loads: list[float] = []
     rdflib_rss: list[float] = []
-    for name, shape, hops in SHAPES:
+    for name, shape, hops in (s for s in SHAPES if s[0] in shapes):
         capture = run_limited("fork", _capture_work, (kg, shape, hops), timeout)
         captured = capture.items[1:]
         for template in templates_for(shape, hops):
-            queries = [query for t, query, _ in captured if t == template]
+            batches = [queries for t, queries, _ in captured if t == template]
             bound = [rows for t, _, rows in captured if t == template]
-            ox = run_limited("fork", _oxigraph_batches, (kg, queries, repeat), timeout)
-            rd = run_limited("spawn", _rdflib_batches, (str(path), queries, repeat), timeout, setup=600)
+            ox = run_limited("fork", _oxigraph_batches, (kg, batches, repeat), timeout)
+            rd = run_limited("spawn", _rdflib_batches, (str(path), batches, repeat), timeout, setup=600)
             if rd.items:
                 rdflib_loads.append(rd.items[0][0])
             if rd.peak_rss_mb:
@@ -289,7 +297,7 @@ def _ratio_row(shape: str, template: str, bound: list[int], ox: Limited, rd: Lim
 def measure_graph(kg: KnowledgeGraph, name: str, args: argparse.Namespace, skip: dict[str, str]) -> dict:
     """Sampling and enumeration of every shape on one loaded graph."""
     shapes = []
-    for row_name, shape, hops in SHAPES:
+    for row_name, shape, hops in (s for s in SHAPES if s[0] in args.shapes):
         for mode, limit in (("sample", args.subgraphs), ("enumerate", ENUMERATE_LIMIT)):
             if row_name in skip:
                 shapes.append({"shape": row_name, "mode": mode, "limit": limit, "status": f"skipped: {skip[row_name]}"})
@@ -335,7 +343,7 @@ def bench_powerlaw(args: argparse.Namespace) -> dict:
         _progress(f"generated {args.triples:,} triples in {generated:.1f} s, loaded in {load_s:.2f} s")
         result |= measure_graph(kg, result["graph"], args, {})
         if args.triples <= args.rdflib_max:
-            result["rdflib"] = compare_rdflib(kg, path, args.timeout, args.repeat)
+            result["rdflib"] = compare_rdflib(kg, path, args.shapes, args.timeout, args.repeat)
             result["rdflib"]["load_ratio"] = (result["rdflib"]["rdflib_load_s"] or 0) / load_s
         else:
             result["rdflib"] = {"skipped": f"{args.triples:,} triples > --rdflib-max {args.rdflib_max:,}"}
@@ -523,11 +531,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--subgraphs", type=int, default=10_000, help="subgraphs to sample per shape")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds allowed per measurement")
     parser.add_argument("--repeat", type=int, default=1, help="runs per sampling/enumeration measurement (median)")
+    parser.add_argument(
+        "--shapes", type=lambda text: text.split(","), default=[row[0] for row in SHAPES],
+        help=f"comma-separated rows to measure (default all: {','.join(row[0] for row in SHAPES)})",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--out", type=Path, help="append the result to this JSON file (a list)")
     args = parser.parse_args(argv)
     if args.triples is None and args.fb15k is None:
         parser.error("give --triples N and/or --fb15k PATH")
+    if unknown := set(args.shapes) - {row[0] for row in SHAPES}:
+        parser.error(f"unknown --shapes {', '.join(sorted(unknown))}")
     result: dict[str, Any] = {
         "benchmark": "extract",
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

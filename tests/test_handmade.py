@@ -110,6 +110,24 @@ def test_comparison(handmade_kg):
     assert sorted(n.label for n in found[0].hidden) == ["4000", "5000"]
 
 
+def test_comparison_orders_by_the_engine_and_skips_what_it_cannot_order(tmp_path):
+    # A dateTime with a time zone beside one without compares (no Python TypeError);
+    # an ill-typed integer cannot be ordered, so its pairs are left out.
+    path = tmp_path / "dates.ttl"
+    path.write_text(
+        "@prefix ex: <http://ex.org/> . @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n"
+        'ex:a ex:when "2020-01-01T10:00:00Z"^^xsd:dateTime ; ex:n "5"^^xsd:integer .\n'
+        'ex:b ex:when "2020-01-02T10:00:00"^^xsd:dateTime ; ex:n "abc"^^xsd:integer .\n'
+        'ex:c ex:n "7"^^xsd:integer .\n',
+        encoding="utf-8",
+    )
+    found = _run(KnowledgeGraph.load(path), "comparison")
+    assert _labels(found) == {
+        ((("a", "when", "2020-01-01T10:00:00Z"), ("b", "when", "2020-01-02T10:00:00")), ("b",)),
+        ((("a", "n", "5"), ("c", "n", "7")), ("c",)),
+    }
+
+
 def test_rule_application(handmade_kg):
     found = _run(handmade_kg, "rule_application")
     got = {(sg.rule.value.rsplit("/", 1)[1], sg.mention[0].label, sg.facts[0].object.label, sg.facts[0].role) for sg in found}

@@ -24,6 +24,7 @@ import pyoxigraph as ox
 from kgsynth.errors import KgsynthError, UnknownShapeError
 from kgsynth.kg import KnowledgeGraph, Term
 from kgsynth.kg.vocab import KGS
+from kgsynth.queries._rule_queries import rule_application_queries
 from kgsynth.queries._subgraph import Fact, Node, Shape, Subgraph
 from kgsynth.queries._templates import Template, load_template
 
@@ -125,11 +126,9 @@ def _multihop(hops: int) -> Callable[[Unit, _Nodes], Subgraph]:
 
 def _comparison(unit: Unit, n: _Nodes) -> Subgraph:
     (row,) = unit
-    v1, v2 = KnowledgeGraph.value(row["v1"]), KnowledgeGraph.value(row["v2"])
-    larger = row["s1"] if v1 > v2 else row["s2"]
     facts = [n.fact(row["s1"], row["r"], row["v1"]), n.fact(row["s2"], row["r"], row["v2"])]
     return _subgraph(
-        Shape.comparison, "larger", "comparison", facts, [n(larger)], [n(row["s1"]), n(row["s2"])], [n(row["v1"]), n(row["v2"])]
+        Shape.comparison, "larger", "comparison", facts, [n(row["larger"])], [n(row["s1"]), n(row["s2"])], [n(row["v1"]), n(row["v2"])]
     )
 
 
@@ -377,10 +376,13 @@ def _sample_template(
     max_set_size: int,
 ) -> Iterator[Subgraph]:
     seen: set[str] = set()  # a fact and its reverse (o p s) can reach one subgraph from two anchors
+    queries = rule_application_queries(kg) if template.name == "rule_application" else (template.text,)
     for batch in _anchor_batches(population, rng, batch_size):
-        result = kg.select(template.text, (template.bound_variables, _bindings(facts, template, batch, rng, per_anchor)))
+        values = (template.bound_variables, _bindings(facts, template, batch, rng, per_anchor))
+        results = [kg.select(query, values) for query in queries]
+        rows = itertools.chain.from_iterable(results)
         by_anchor: dict[tuple, list[Unit]] = {}
-        for unit in _units(template, result.variables, result, max_set_size):
+        for unit in _units(template, results[0].variables if results else (), rows, max_set_size):
             by_anchor.setdefault(tuple(unit[0][v] for v in template.anchor), []).append(unit)
         chosen: list[Unit] = []
         for anchor in sorted(by_anchor, key=lambda key: tuple(map(str, key))):
