@@ -116,17 +116,22 @@ def test_public_dialogues_hold_only_who_said_what(dataset):
         assert all(set(turn) == {"speaker", "role", "text"} for turn in row["dialogue"])
 
 
+def _stop_after(items: int, kg, out) -> None:
+    """Start ``synthesize`` into ``out`` and interrupt it once ``items`` items are kept."""
+
+    def interrupt(done: int, wanted: int) -> None:
+        if done >= items:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        synthesize(kg, CONFIG, out, progress=interrupt)
+
+
 def test_resume_refuses_a_log_from_another_graph(dataset, demo_kg, tmp_path):
     from kgsynth.kg import KnowledgeGraph
 
     stopped = tmp_path / "stopped"
-
-    def interrupt(done: int, wanted: int) -> None:
-        if done >= 10:
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        synthesize(demo_kg, CONFIG, stopped, progress=interrupt)
+    _stop_after(10, demo_kg, stopped)
     other = KnowledgeGraph.load(ROOT / "data" / "demo", lang=("en", "ru"))
     other.add(ROOT / "tests" / "data" / "handmade.ttl")
     with pytest.raises(KgsynthError, match="another config, graph or kgsynth version"):
@@ -156,21 +161,26 @@ def test_same_seed_and_config_give_byte_identical_files(dataset, demo_kg, tmp_pa
 
 
 def test_interrupted_run_resumes_to_identical_files(dataset, demo_kg, tmp_path):
-    out, _, _ = dataset
+    out, result, _ = dataset
     stopped = tmp_path / "stopped"
-
-    def interrupt(done: int, wanted: int) -> None:
-        if done >= wanted // 3:
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        synthesize(demo_kg, CONFIG, stopped, progress=interrupt)
-    progress = stopped / ".work" / "progress.jsonl"
-    with progress.open("a", encoding="utf-8") as f:
+    _stop_after(result.items // 3, demo_kg, stopped)
+    work = stopped / ".work"
+    for spool in work.glob("*.spool.jsonl"):  # a kill after spooling a scenario's lines, before logging it
+        with spool.open("ab") as f:
+            f.write(b'{"public_id":"lines nobody logged"}\n')
+    with (work / "progress.jsonl").open("a", encoding="utf-8") as f:
         f.write('{"cell": "half a line written when the pro')  # a kill mid-write
     synthesize(demo_kg, CONFIG, stopped)
     for relative in json.loads((out / "manifest.json").read_text(encoding="utf-8"))["files"]:
         assert (stopped / relative).read_bytes() == (out / relative).read_bytes(), relative
+
+
+def test_resume_refuses_a_spool_shorter_than_its_log(demo_kg, tmp_path):
+    stopped = tmp_path / "stopped"
+    _stop_after(10, demo_kg, stopped)
+    (stopped / ".work" / "items.spool.jsonl").write_bytes(b"")  # lost lines the log accounts for
+    with pytest.raises(KgsynthError, match="shorter than its progress log"):
+        synthesize(demo_kg, CONFIG, stopped)
 
 
 def test_killed_cli_run_resumes_to_identical_files(tmp_path):

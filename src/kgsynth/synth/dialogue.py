@@ -232,7 +232,7 @@ def _plan_clarification(plan: list, settings: DialogueSettings, rng) -> None:
 
 def _speakers(scenario: Scenario, lang: str, settings: DialogueSettings, rng) -> list[tuple[str, str]]:
     """2-3 (name, role) pairs; names that occur in the scenario's labels are never used."""
-    names = [n for n in SPEAKERS[lang] if n.casefold() not in scenario.mentioned_words]
+    names = [n for n, folded in _FOLDED_SPEAKERS[lang] if not _has_word(scenario.mentioned_blob, folded)]
     roles = ROLES[lang].get(scenario.cell.domain, ROLES[lang]["general"])
     k = rng.randint(*settings.speakers)
     return list(zip(rng.sample(names, k), rng.sample(roles, k), strict=True))
@@ -282,7 +282,7 @@ def pad_dialogue(dialogue: Dialogue, scenario: Scenario, lang: str, target_token
         text = " ".join(rng.sample(bank, k=min(len(bank), rng.randint(1, 3))))
         speaker, role = rng.choice(speakers)
         at = rng.randint(0, len(turns))
-        turns.insert(at, _turn(speaker=speaker, role=role, text=text, kind="distractor"))
+        turns.insert(at, Turn(speaker=speaker, role=role, text=text, kind="distractor"))
         tokens += count_tokens(f"{speaker}: {text}")
         padding += 1
     fact_turns = tuple(i for i, t in enumerate(turns) if t.kind == "fact")
@@ -307,17 +307,17 @@ class _Writer:
         name, role = speaker
         if kind == "piece":
             text, facts = self._piece(args)
-            return _turn(speaker=name, role=role, text=text, kind="fact", facts=facts)
+            return Turn(speaker=name, role=role, text=text, kind="fact", facts=facts)
         if kind == "misstatement":
             fact = self.s.facts[args["fact"]]
             wrong = _render(fact.object, fact, self.s, self.lang, args["wrong"])
-            return _turn(speaker=name, role=role, text=_tidy(self._statement(fact, wrong, explicit=True)), kind="misstatement")
+            return Turn(speaker=name, role=role, text=_tidy(self._statement(fact, wrong, explicit=True)), kind="misstatement")
         if kind in ("reask", "restate"):
             fact = self.s.facts[args["fact"]]
             slots = {"relation": self._relation(fact), "value": self.rendered[args["fact"]]}
             slots |= {"value_cap": _cap(slots["value"])}
-            return _turn(speaker=name, role=role, text=_tidy(self._pick(kind).format(**slots)), kind=kind)
-        return _turn(speaker=name, role=role, text=self._pick(kind), kind=kind)
+            return Turn(speaker=name, role=role, text=_tidy(self._pick(kind).format(**slots)), kind=kind)
+        return Turn(speaker=name, role=role, text=self._pick(kind), kind=kind)
 
     def _piece(self, args: dict) -> tuple[str, tuple[int, ...]]:
         piece = self.s.pieces[args["piece"]]
@@ -366,13 +366,17 @@ class _Writer:
 def _mentions(line: str, texts: frozenset[str]) -> bool:
     """Whether ``line`` contains one of ``texts`` as whole words ("TR" is not in "strange")."""
     folded = line.casefold()
-    return any(re.search(rf"(?<!\w){re.escape(t)}(?!\w)", folded) for t in texts if t in folded)
+    return any(_has_word(folded, t) for t in texts)
 
 
-def _turn(**fields) -> Turn:
-    # Built from the verbaliser's own typed values: skip re-validation on the hot path
-    # (tests validate every written item against the model).
-    return Turn.model_construct(**fields)
+def _has_word(text: str, word: str) -> bool:
+    """Whether ``word`` occurs in ``text`` delimited by non-word characters (or the ends)."""
+    return word in text and re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
+
+
+_FOLDED_SPEAKERS = {lang: [(n, n.casefold()) for n in names] for lang, names in SPEAKERS.items()}
+
+
 
 
 def _tidy(text: str) -> str:

@@ -12,13 +12,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
+from typing import BinaryIO
 
 import pyarrow as pa
 import pyarrow.json as pj
 import pyarrow.parquet as pq
+from pydantic_core import to_json
 
 from kgsynth.synth.item import Item
 from kgsynth.synth.scenario import cell_key
@@ -93,8 +96,10 @@ _PROTOTYPE_VALUES = {
 }
 
 
-def _json_line(row: dict) -> str:
-    return json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
+def json_line(row: dict) -> bytes:
+    """One compact UTF-8 JSON line (pydantic-core's serialiser: the same bytes as
+    ``json.dumps(row, ensure_ascii=False, separators=(",", ":"))``, four times faster)."""
+    return to_json(row) + b"\n"
 
 
 PUBLIC_TURN = ("speaker", "role", "text")  # a turn's kind and fact indices would give the answer away
@@ -110,19 +115,25 @@ def _project(name: str, row: dict) -> dict:
     return part
 
 
-def split_lines(row: dict) -> dict[str, str]:
-    """The row as one JSON line per split (written once, copied as text afterwards)."""
-    return {name: _json_line(_project(name, row)) for name in SPLITS}
+def split_lines(row: dict) -> dict[str, bytes]:
+    """The row as one JSON line per split (written once, copied as bytes afterwards)."""
+    return {name: json_line(_project(name, row)) for name in SPLITS}
 
 
 class DatasetWriter:
     """Streams pre-serialised lines into every split's JSONL; on a clean exit converts each
-    JSONL to Parquet (pyarrow's streaming JSON reader, fixed schema) and renames both into place."""
+    JSONL to Parquet (pyarrow's streaming JSON reader, fixed schema) and renames both into place.
 
-    def __init__(self, out: Path):
+    ``ready_jsonl`` (split -> a finished JSONL file) takes those files as they are instead
+    of lines: they are hard-linked into place (copied where the file system cannot link),
+    so the source stays intact for a resumed run.
+    """
+
+    def __init__(self, out: Path, ready_jsonl: dict[str, Path] | None = None):
         self.out = out
+        self.ready_jsonl = ready_jsonl
         self._stack = ExitStack()
-        self._jsonl: dict[str, object] = {}
+        self._jsonl: dict[str, BinaryIO] = {}
         self.paths: list[Path] = []
 
     def __enter__(self) -> DatasetWriter:
@@ -130,10 +141,13 @@ class DatasetWriter:
             self.paths += [self.out / f"{name}.jsonl", self.out / f"{name}.parquet"]
             path = _partial(self.out / f"{name}.jsonl")
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._jsonl[name] = self._stack.enter_context(path.open("w", encoding="utf-8", newline="\n"))
+            if self.ready_jsonl is None:
+                self._jsonl[name] = self._stack.enter_context(path.open("wb"))
+            else:
+                _link_or_copy(self.ready_jsonl[name], path)
         return self
 
-    def write_lines(self, lines: dict[str, str]) -> None:
+    def write_lines(self, lines: dict[str, bytes]) -> None:
         for name, line in lines.items():
             self._jsonl[name].write(line)
 
@@ -145,6 +159,14 @@ class DatasetWriter:
             _jsonl_to_parquet(_partial(self.out / f"{name}.jsonl"), _partial(self.out / f"{name}.parquet"), _schema(name))
         for final in self.paths:
             os.replace(_partial(final), final)
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    target.unlink(missing_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
 
 
 def _partial(path: Path) -> Path:
@@ -198,11 +220,11 @@ class JsonlWriter:
         self.tmp = path.with_name(path.name + ".partial")
 
     def __enter__(self) -> JsonlWriter:
-        self.file = self.tmp.open("w", encoding="utf-8", newline="\n")
+        self.file = self.tmp.open("wb")
         return self
 
     def write(self, row: dict) -> None:
-        self.file.write(_json_line(row))
+        self.file.write(json_line(row))
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self.file.close()

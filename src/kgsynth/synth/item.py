@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections import Counter
+from functools import cached_property
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -68,7 +70,7 @@ class Item(BaseModel):
     gold_aliases: list[str] = []
     metadata: ItemMetadata
 
-    @property
+    @cached_property  # every filter reads it
     def transcript(self) -> str:
         return transcript(self.dialogue)
 
@@ -91,12 +93,16 @@ def make_item(scenario: Scenario, lang: str, settings: DialogueSettings, seed: i
 
 def item_from_dialogue(scenario: Scenario, lang: str, dialogue: Dialogue, seed: int) -> Item:
     """Wrap a dialogue (from any verbaliser) into an item with its metadata."""
-    kinds = [t.kind for t in dialogue.turns]
-    fact_to_turn = tuple(next(i for i, t in enumerate(dialogue.turns) if t.kind == "fact" and f in t.facts)
-                         for f in range(len(scenario.facts)))
+    kinds = Counter(t.kind for t in dialogue.turns)
+    stated_in = {}  # fact -> the first fact turn stating it
+    for i, turn in enumerate(dialogue.turns):
+        if turn.kind == "fact":
+            for fact in turn.facts:
+                stated_in.setdefault(fact, i)
+    text = dialogue.text
     question = scenario.question[lang]
     instruction = format_instruction(scenario.answer_format, scenario.constraints, lang)
-    metadata = ItemMetadata.model_construct(  # typed values built here; tests validate written items
+    metadata = ItemMetadata(
         scenario_id=scenario.id,
         subgraph_id=scenario.subgraph_id,
         language=lang,
@@ -113,22 +119,22 @@ def item_from_dialogue(scenario: Scenario, lang: str, dialogue: Dialogue, seed: 
         fact_turn_count=len(dialogue.fact_turns),
         links=DIFFICULTY[scenario.cell.difficulty].links,
         fact_turns=dialogue.fact_turns,
-        fact_to_turn=fact_to_turn,
+        fact_to_turn=tuple(stated_in[f] for f in range(len(scenario.facts))),
         fact_values=dialogue.fact_values,
-        noise_turns=kinds.count("noise"),
-        clarifications=kinds.count("clarify_q"),
-        reasks=kinds.count("reask"),
-        corrections=kinds.count("misstatement"),
+        noise_turns=kinds["noise"],
+        clarifications=kinds["clarify_q"],
+        reasks=kinds["reask"],
+        corrections=kinds["misstatement"],
         padding_turns=dialogue.padding_turns,
         position=position_bucket(dialogue.fact_turns, len(dialogue.turns)),
-        token_length=count_tokens(dialogue.text),
+        token_length=count_tokens(text),
         speakers=tuple(dict.fromkeys(t.speaker for t in dialogue.turns)),
-        source_triples=tuple(f.triple for f in scenario.facts),
+        source_triples=scenario.source_triples,
         answer_in_dialogue=scenario.answer_in_dialogue,
         seed=seed,
     )
-    content = json.dumps([scenario.id, lang, dialogue.text, question], ensure_ascii=False)
-    return Item.model_construct(
+    content = json.dumps([scenario.id, lang, text, question], ensure_ascii=False)
+    return Item(
         id=hashlib.sha256(content.encode()).hexdigest()[:16],
         language=lang,
         dialogue=dialogue.turns,

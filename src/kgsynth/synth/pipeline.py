@@ -6,14 +6,18 @@ then the wording phase, cell by cell, until each cell holds the same number of
 scenarios whose items passed every filter in every language. A cell that runs out of
 scenarios first is reported as unfillable and left out, so the balance stays exact.
 
-Resuming: every processed scenario is appended to ``.work/progress.jsonl`` with its
-items or rejections before the next one starts. Each item draws from its own random
-stream (seed, scenario, language), so a killed run started again skips what is done and
-ends with the same files, byte for byte, as a run that was never interrupted.
+Resuming: a kept scenario's items go, as their finished lines, to one spool file per
+split in ``.work/``; then the scenario is appended to ``.work/progress.jsonl`` with its
+rejections and the byte count it added to each spool, before the next one starts. A run
+started again cuts the spools back to what the log records (a kill between the two writes
+leaves lines nobody recorded), skips what is done, and, since each item draws from its own
+random stream (seed, scenario, language), ends with the same files, byte for byte, as a run
+that was never interrupted. Assembly copies the spooled bytes of the filled cells.
 """
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import random
@@ -21,6 +25,7 @@ import re
 import shutil
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -34,8 +39,10 @@ from kgsynth.queries import Shape, sample_subgraphs
 from kgsynth.synth.config import SynthConfig
 from kgsynth.synth.dialogue import VerbaliserError
 from kgsynth.synth.export import (
+    SPLITS,
     DatasetWriter,
     JsonlWriter,
+    json_line,
     read_jsonl,
     row_from_dump,
     sha256_file,
@@ -102,35 +109,68 @@ def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Pro
     rules = load_rules(kg)
     if Shape.rule_application in config.sampling.shapes and not rules:
         raise KgsynthError("the graph has no kgs:Rule resources; load a rules file or drop rule_application from the shapes")
-    plans = plan_cells(kg, config, rules)
+    with _collector_paused():
+        plans = plan_cells(kg, config, rules)
     if not plans:
         raise KgsynthError("the graph gives no scenario for the configured shapes, difficulties and formats")
-    languages = config.dataset.languages
-    per_cell = max(1, config.dataset.n // (len(languages) * len(plans)))
-    triples = _triples(kg)  # a full count: once per run
-    work = _Work(out / ".work", _run_key(config, triples))
-    filters = make_filters(config, rules)
-    wanted = per_cell * len(plans) * len(languages)
-    done_items = work.items
-    for plan in plans:
-        for record in _run_cell(plan, work, per_cell, filters, config):
-            work.append(record)
-            done_items += len(record.get("items", []))
-            if progress:
-                progress(min(done_items, wanted), wanted)
-    result = _assemble(out, work, config, per_cell, plans, kg, triples)
+    with _frozen():
+        languages = config.dataset.languages
+        per_cell = max(1, config.dataset.n // (len(languages) * len(plans)))
+        triples = _triples(kg)  # a full count: once per run
+        filters = make_filters(config, rules)
+        wanted = per_cell * len(plans) * len(languages)
+        with _Work(out / ".work", _run_key(config, triples)) as work:
+            for plan in plans:
+                for record, lines in _run_cell(plan, work, per_cell, filters, config):
+                    work.append(record, lines)
+                    if progress:
+                        progress(min(work.items, wanted), wanted)
+        result = _assemble(out, work, config, per_cell, plans, kg, triples)
     shutil.rmtree(out / ".work")
     return result
 
 
-def _run_cell(plan: CellPlan, work: _Work, per_cell: int, filters: list[ItemFilter], config: SynthConfig) -> Iterator[dict]:
-    """Records of the cell's scenarios not processed yet (a kept one carries its items as
-    the dataset files' lines), then the cell's closing record."""
+# The scenario phase makes ~10^5 objects that live until the run ends and hold no garbage
+# cycles, yet CPython's cyclic collector re-scanned all of them on every full collection:
+# that doubled the phase's time at 1M triples (measured). So the collector is paused while
+# they are built, and they are frozen (kept out of its view) for the wording phase.
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@contextmanager
+def _frozen() -> Iterator[None]:
+    """``gc.freeze()`` for the block, unless the caller froze objects itself (left alone)."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+ItemLines = dict[str, bytes]  # split name -> the item's line in that split's file
+
+
+def _run_cell(
+    plan: CellPlan, work: _Work, per_cell: int, filters: list[ItemFilter], config: SynthConfig
+) -> Iterator[tuple[dict, list[ItemLines]]]:
+    """Records of the cell's scenarios not processed yet, each with its items' lines when
+    kept, then the cell's closing record."""
     version, seed = config.dataset.version, config.dataset.seed
     if plan.key in work.closed:
         return
     if len(plan.scenarios) < per_cell:  # cannot fill even if every scenario passed: no wording spent
-        yield {"cell": plan.key, "closed": 0, "available": len(plan.scenarios)}
+        yield {"cell": plan.key, "closed": 0, "available": len(plan.scenarios)}, []
         return
     kept = work.kept[plan.key]
     for index, scenario in enumerate(plan.scenarios):
@@ -145,17 +185,18 @@ def _run_cell(plan: CellPlan, work: _Work, per_cell: int, filters: list[ItemFilt
             items = [make_item(scenario, lang, config.dialogue, config.dataset.seed) for lang in config.dataset.languages]
         except VerbaliserError as e:  # e.g. no distractor line free of the scenario's labels
             rejection = {"item_id": None, "scenario_id": scenario.id, "language": None, "cell": plan.key, "filter": "verbaliser", "reason": str(e)}
-            yield record | {"rejections": [rejection], "filter_in": {}}
+            yield record | {"rejections": [rejection], "filter_in": {}}, []
             continue
         passed, rejections = apply_filters(items, filters)
+        lines = []
         if len(passed) == len(items):
             kept += 1
             record["languages"] = [item.language for item in items]
-            record["items"] = [split_lines(row_from_dump(item.model_dump(mode="json"), version, seed)) for item in items]
+            lines = [split_lines(row_from_dump(item.model_dump(mode="json"), version, seed)) for item in items]
         record["rejections"] = [r.model_dump() for r in rejections]
         record["filter_in"] = _filter_counts(items, rejections, filters)
-        yield record
-    yield {"cell": plan.key, "closed": kept, "available": len(plan.scenarios)}
+        yield record, lines
+    yield {"cell": plan.key, "closed": kept, "available": len(plan.scenarios)}, []
 
 
 def _filter_counts(items: list[Item], rejections: list, filters: list[ItemFilter]) -> dict[str, int]:
@@ -169,41 +210,74 @@ def _filter_counts(items: list[Item], rejections: list, filters: list[ItemFilter
 
 
 class _Work:
-    """The progress log of one output folder: what is processed, kept and closed (counts
-    only; items stay on disk until assembly streams them into the dataset files)."""
+    """The progress log of one output folder and the spools of kept items' lines: what is
+    processed, kept and closed (counts only; the lines stay on disk until assembly)."""
 
-    def __init__(self, folder: Path, config_hash: str):
+    def __init__(self, folder: Path, run_key: str):
         self.path = folder / "progress.jsonl"
+        self.spool_paths = {name: folder / f"{name.replace('/', '-')}.spool.jsonl" for name in SPLITS}
         folder.mkdir(parents=True, exist_ok=True)
         self.processed: dict[tuple[str, int], str] = {}  # -> scenario id
         self.closed: dict[str, dict] = {}
         self.kept: Counter[str] = Counter()
         self.items = 0
+        self.spooled: Counter[str] = Counter()  # bytes per split that the log accounts for
         if self.path.exists():
             _drop_partial_line(self.path)
-        if not self.path.exists() or self.path.stat().st_size == 0:
-            self.append({"config": config_hash})
-        for i, record in enumerate(read_jsonl(self.path)):
-            if i == 0 and record.get("config") != config_hash:
+        fresh = not self.path.exists() or self.path.stat().st_size == 0
+        for i, record in enumerate([] if fresh else read_jsonl(self.path)):
+            if i == 0 and record.get("config") != run_key:
                 raise KgsynthError(f"{folder.parent} holds an unfinished run with another config, graph or kgsynth version; use a new --out or delete it")
             self._count(record)
+        for name, path in self.spool_paths.items():
+            with path.open("ab") as spool:  # lines written after the last logged record are cut
+                if spool.tell() < self.spooled[name]:
+                    raise KgsynthError(f"{path} is shorter than its progress log says; delete {folder} to start over")
+                spool.truncate(self.spooled[name])
+        self._log = self.path.open("ab")
+        self._spools = {name: path.open("ab") for name, path in self.spool_paths.items()}
+        if fresh:
+            self.append({"config": run_key})
+
+    def __enter__(self) -> _Work:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for f in [self._log, *self._spools.values()]:
+            f.close()
 
     def _count(self, record: dict) -> None:
         if "index" in record:
             self.processed[(record["cell"], record["index"])] = record["scenario_id"]
-            if "items" in record:
+            if "bytes" in record:
                 self.kept[record["cell"]] += 1
-                self.items += len(record["items"])
+                self.items += len(record["languages"])
+                self.spooled.update(record["bytes"])
         elif "closed" in record:
             self.closed[record["cell"]] = record
 
-    def append(self, record: dict) -> None:
-        with self.path.open("a", encoding="utf-8", newline="\n") as f:
-            f.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+    def append(self, record: dict, lines: list[ItemLines] = ()) -> None:
+        """Spool the items' lines, then log the record; each write reaches the OS before
+        the next starts, so a killed process leaves at most one unlogged tail."""
+        if lines:
+            record["bytes"] = {}
+            for name, spool in self._spools.items():
+                data = b"".join(item[name] for item in lines)
+                spool.write(data)
+                spool.flush()
+                record["bytes"][name] = len(data)
+        self._log.write(json_line(record))
+        self._log.flush()
         self._count(record)
 
-    def records(self) -> Iterator[dict]:
-        return read_jsonl(self.path)
+    def records(self, with_lines: bool) -> Iterator[tuple[dict, ItemLines | None]]:
+        """Logged records in order, each kept one with its spooled lines (all its items, per
+        split) if ``with_lines``."""
+        with ExitStack() as stack:
+            spools = {name: stack.enter_context(path.open("rb")) for name, path in self.spool_paths.items()} if with_lines else {}
+            for record in read_jsonl(self.path):
+                sizes = record.get("bytes")
+                yield record, {name: spools[name].read(sizes[name]) for name in spools} if sizes and with_lines else None
 
 
 def _drop_partial_line(path: Path) -> None:
@@ -230,17 +304,22 @@ def _assemble(
     counts: Counter[str] = Counter()
     stats = _FilterStats()
     filled_set = set(filled)
-    with DatasetWriter(out) as writer, JsonlWriter(out / "rejections.jsonl") as rejections:
-        for record in work.records():
+    # Usually every spooled item is in a filled cell: then each spool is the split's file.
+    whole_spools = all(cell in filled_set for cell, kept in work.kept.items() if kept)
+    with (
+        DatasetWriter(out, work.spool_paths if whole_spools else None) as writer,
+        JsonlWriter(out / "rejections.jsonl") as rejections,
+    ):
+        for record, lines in work.records(with_lines=not whole_spools):
             if "index" not in record:
                 continue
             stats.add(record)
             for r in record["rejections"]:
                 rejections.write(r)
-            if record["cell"] in filled_set and "items" in record:
-                for lines, language in zip(record["items"], record["languages"], strict=True):
+            if record["cell"] in filled_set and "bytes" in record:
+                if lines is not None:
                     writer.write_lines(lines)
-                    counts[f"{record['cell']}/{language}"] += 1
+                counts.update(f"{record['cell']}/{language}" for language in record["languages"])
     files = {str(p.relative_to(out)): sha256_file(p) for p in sorted([*writer.paths, out / "rejections.jsonl"])}
     manifest = {
         "kgsynth": kgsynth.__version__,

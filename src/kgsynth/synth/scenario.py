@@ -16,7 +16,6 @@ value); extra pieces are merged into fewer turns.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
 from enum import StrEnum
@@ -135,15 +134,21 @@ class Scenario(BaseModel):
     @cached_property
     def mentioned_texts(self) -> frozenset[str]:
         """Every label (any language) of the entity, its class and the facts' nodes, casefolded:
-        what a distractor or a speaker's name must not contain."""
+        what a distractor must not contain."""
         nodes = [self.entity, *([self.entity_class] if self.entity_class else [])]
         nodes += [n for f in self.facts for n in (f.subject, f.object)]
         return frozenset(t.casefold() for n in nodes for t in (n.label, *n.labels.values()) if t)
 
     @cached_property
-    def mentioned_words(self) -> frozenset[str]:
-        relations = [t for f in self.facts for t in (f.relation.label, *f.relation.labels.values())]
-        return frozenset(w.casefold() for t in [*self.mentioned_texts, *relations] for w in re.findall(r"\w+", t))
+    def mentioned_blob(self) -> str:
+        """The mentioned texts and the relations' labels, casefolded, one per line: a
+        speaker's name must not occur in it as a word."""
+        relations = {t.casefold() for f in self.facts for t in (f.relation.label, *f.relation.labels.values())}
+        return "\n".join(sorted(self.mentioned_texts | relations))
+
+    @cached_property
+    def source_triples(self) -> tuple[str, ...]:
+        return tuple(f.triple for f in self.facts)
 
 
 # ---------------------------------------------------------------------------- building
@@ -163,6 +168,7 @@ class ScenarioBuilder:
         iris = {i for r in rules.values() for i in (r.domain, r.category, r.applies_to_class) if i}
         iris |= {b.class_iri for r in rules.values() for b in r.brackets}
         self._nodes = _label_nodes(kg, iris)
+        self._cells: dict[tuple[str, Difficulty, AnswerFormat], Cell] = {}
 
     def node(self, iri: str) -> Node:
         return self._nodes[iri]
@@ -186,27 +192,37 @@ class ScenarioBuilder:
         entity = subgraph.mention[0]
         facts = tuple(ScenarioFact(subject=f.subject, relation=f.relation, object=f.object, role=f.role) for f in subgraph.facts)
         entity_class = self.node(rule.applies_to_class) if rule.applies_to_class else None
-        topic = {lang: f"{_label(self.node(rule.domain), lang)} / {_label(self.node(rule.category), lang)}"
-                 for lang in self.languages} if rule.domain and rule.category else {lang: rule.iri for lang in self.languages}
+        topic = self._topic(rule)
         for fmt, gold_value, constraints in self._rule_answers(rule, outcome):
             gold, aliases = self._gold(fmt, gold_value, constraints)
             if gold is None:
                 continue
+            question = {lang: _rule_question(rule, fmt, entity, lang) for lang in self.languages}
             for difficulty, pieces in _difficulties(entity_class is not None, len(facts)):
-                cell = Cell(
-                    domain=local_name(rule.domain) if rule.domain else "general",
-                    category=local_name(rule.category) if rule.category else rule.kind.value,
-                    difficulty=difficulty,
-                    answer_format=fmt,
-                    rule_kind=rule.kind.value,
-                )
                 yield _scenario(
-                    cell=cell, shape=subgraph.shape, variant=subgraph.variant, subgraph_id=subgraph.id,
-                    entity=entity, entity_class=entity_class, facts=facts, pieces=pieces, rule=rule, topic=topic,
-                    question={lang: _rule_question(rule, fmt, entity, lang) for lang in self.languages},
-                    constraints=constraints, gold=gold, gold_aliases=aliases, answer_in_dialogue=False,
-                    steps=outcome.steps,
+                    cell=self._rule_cell(rule, difficulty, fmt), shape=subgraph.shape, variant=subgraph.variant,
+                    subgraph_id=subgraph.id, entity=entity, entity_class=entity_class, facts=facts, pieces=pieces,
+                    rule=rule, topic=topic, question=question, constraints=constraints, gold=gold,
+                    gold_aliases=aliases, answer_in_dialogue=False, steps=outcome.steps,
                 )
+
+    def _topic(self, rule: Rule) -> dict[str, str]:
+        if not (rule.domain and rule.category):
+            return {lang: rule.iri for lang in self.languages}
+        return {lang: f"{_label(self.node(rule.domain), lang)} / {_label(self.node(rule.category), lang)}" for lang in self.languages}
+
+    def _rule_cell(self, rule: Rule, difficulty: Difficulty, fmt: AnswerFormat) -> Cell:
+        """The rule's cell (one object per rule, difficulty and format: scenarios share it)."""
+        key = (rule.iri, difficulty, fmt)
+        if key not in self._cells:
+            self._cells[key] = Cell(
+                domain=local_name(rule.domain) if rule.domain else "general",
+                category=local_name(rule.category) if rule.category else rule.kind.value,
+                difficulty=difficulty,
+                answer_format=fmt,
+                rule_kind=rule.kind.value,
+            )
+        return self._cells[key]
 
     def _rule_answers(self, rule: Rule, outcome: RuleOutcome) -> Iterator[tuple[AnswerFormat, object, Constraints]]:
         """The answer formats a rule's outcome can be asked in, with the gold value of each."""
@@ -271,7 +287,7 @@ class ScenarioBuilder:
 
 def _scenario(**fields) -> Scenario:
     fields["id"] = _scenario_id(fields)
-    return Scenario.model_construct(**fields)  # typed parts built above; no re-validation per scenario
+    return Scenario(**fields)
 
 
 def _scenario_id(fields: dict) -> str:
