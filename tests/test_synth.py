@@ -305,3 +305,10 @@ def test_cli_error_is_one_line(tmp_path):
     run = subprocess.run([sys.executable, "-m", "kgsynth.cli", "synth", "--config", str(tmp_path / "bad.toml")],
                          cwd=ROOT, capture_output=True, text=True)
     assert run.returncode == 1 and run.stderr.count("\n") == 1 and "languages" in run.stderr
+
+
+def test_a_scenario_copy_recomputes_what_it_caches(plans):
+    scenario = next(s for p in plans for s in p.scenarios if len(s.facts) > 1)
+    assert scenario.source_triples and scenario.mentioned_blob
+    copied = scenario.model_copy(update={"facts": scenario.facts[:1]})
+    assert copied.source_triples == scenario.source_triples[:1]

@@ -9,10 +9,19 @@ D.M.YYYY or with month names, text labels by normalised substring).
 from __future__ import annotations
 
 import datetime as dt
+import re
+from decimal import Decimal
 
 from kgsynth.filters.base import ItemFilter
 from kgsynth.synth.formats import NUMERIC_FORMATS, AnswerFormat, dates_in, normalize_text, numbers_in, parse_number
 from kgsynth.synth.item import Item
+
+_NON_DIGITS = re.compile(r"[^0-9]+")
+
+
+def _significant_digits(number: Decimal) -> str:
+    """The digits of ``number`` without leading or trailing zeros ("156" for 15600 and 0.156)."""
+    return "".join(map(str, number.as_tuple().digits)).strip("0") or "0"
 
 
 class AnswerStatedFilter(ItemFilter):
@@ -24,7 +33,9 @@ class AnswerStatedFilter(ItemFilter):
         text = item.transcript
         if item.answer_format in NUMERIC_FORMATS:
             gold = parse_number(str(item.gold))
-            if gold is not None and gold in numbers_in(text):
+            # Any writing of the gold holds its significant digits in a row, separators
+            # aside; most dialogues do not, and then the full number scan is skipped.
+            if gold is not None and _significant_digits(gold) in _NON_DIGITS.sub("", text) and gold in numbers_in(text):
                 return f"the dialogue states the answer {item.gold}"
         elif item.answer_format is AnswerFormat.date:
             if dt.date.fromisoformat(str(item.gold)) in dates_in(text):

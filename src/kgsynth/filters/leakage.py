@@ -34,8 +34,11 @@ class RuleLeakageFilter(ItemFilter):
     name = "rule_leakage"
 
     def __init__(self, rules: Mapping[str, Rule]):
-        self.rules = rules
         self.numbers = {iri: rule_numbers(rule) for iri, rule in rules.items()}
+        # per rule and language: (label or statement, its normalised form)
+        self.phrases = {iri: {lang: [(p, normalize_text(p)) for p in (rule.labels.get(lang), rule.statements.get(lang)) if p and normalize_text(p)]
+                              for lang in {*rule.labels, *rule.statements}}
+                        for iri, rule in rules.items()}
         # digits that any writing of a rule number contains: most dialogues hold none of them
         self.digits = {iri: {str(int(n)) if n == n.to_integral_value() else f"{n:f}".split(".")[1].rstrip("0") for n in ns}
                        for iri, ns in self.numbers.items()}
@@ -44,7 +47,7 @@ class RuleLeakageFilter(ItemFilter):
         iri = item.metadata.rule_iri
         if iri is None:
             return None
-        rule, text = self.rules[iri], item.transcript
+        text = item.transcript
         squeezed = _GROUPED.sub("", text)
         if any(d in squeezed for d in self.digits[iri]):
             said = {n.normalize() for n in numbers_in(text)}
@@ -54,7 +57,7 @@ class RuleLeakageFilter(ItemFilter):
         if _PERCENT_WORDS.search(text):
             return "the dialogue talks about percentages"
         folded = text.casefold().replace("ё", "е")  # as normalize_text does to the phrase
-        for phrase in (rule.labels.get(item.language), rule.statements.get(item.language)):
-            if phrase and normalize_text(phrase) in folded:
+        for phrase, normalized in self.phrases[iri].get(item.language, ()):
+            if normalized in folded:
                 return f"the dialogue names the rule: {phrase!r}"
         return None

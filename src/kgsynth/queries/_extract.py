@@ -167,7 +167,9 @@ def _units(template: Template, variables: Sequence[str], rows: Iterable[tuple], 
 
 
 def _unit_key(unit: Unit) -> tuple[str, ...]:
-    return tuple(str(t) for row in unit for t in row.values())
+    # A unit's first row tells it from the others (a group's rows share its group key),
+    # and is a prefix of all its rows: the order is the one all rows would give.
+    return tuple(str(t) for t in unit[0].values())
 
 
 def _build(kg: KnowledgeGraph, template: Template, units: Sequence[Unit]) -> list[Subgraph]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import pyoxigraph as ox
 
 from kgsynth.kg import KnowledgeGraph, Term
-from kgsynth.kg.vocab import KGS, LABEL_PATH, RDF_TYPE
+from kgsynth.kg.vocab import KGS, LABEL_PATH
 from kgsynth.queries._templates import load_template
 
 RULE_QUERY_MARK = "# rule_application for "  # first line of each generated query (the benchmark finds them by it)

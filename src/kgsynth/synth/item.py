@@ -8,7 +8,6 @@ import hashlib
 import json
 import random
 from collections import Counter
-from functools import cached_property
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -70,7 +69,7 @@ class Item(BaseModel):
     gold_aliases: list[str] = []
     metadata: ItemMetadata
 
-    @cached_property  # every filter reads it
+    @property  # not cached: model_copy(update=...) would carry a stale value along
     def transcript(self) -> str:
         return transcript(self.dialogue)
 

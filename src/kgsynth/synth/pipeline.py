@@ -67,11 +67,12 @@ def plan_cells(kg: KnowledgeGraph, config: SynthConfig, rules: dict[str, Rule]) 
     builder = ScenarioBuilder(kg, rules, config.dataset.languages)
     by_cell: dict[str, dict[str, Scenario]] = defaultdict(dict)
     wanted_difficulties, wanted_formats = set(config.dataset.difficulties), set(config.dataset.formats)
-    for subgraph in _subgraphs(kg, config):
-        for scenario in builder.build(subgraph):
-            cell = scenario.cell
-            if cell.difficulty in wanted_difficulties and cell.answer_format in wanted_formats:
-                by_cell[cell.key].setdefault(scenario.id, scenario)
+    with _collector_paused():
+        for subgraph in _subgraphs(kg, config):
+            for scenario in builder.build(subgraph):
+                cell = scenario.cell
+                if cell.difficulty in wanted_difficulties and cell.answer_format in wanted_formats:
+                    by_cell[cell.key].setdefault(scenario.id, scenario)
     plans = []
     for key in sorted(by_cell):
         scenarios = sorted(by_cell[key].values(), key=lambda s: s.id)
@@ -109,8 +110,7 @@ def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Pro
     rules = load_rules(kg)
     if Shape.rule_application in config.sampling.shapes and not rules:
         raise KgsynthError("the graph has no kgs:Rule resources; load a rules file or drop rule_application from the shapes")
-    with _collector_paused():
-        plans = plan_cells(kg, config, rules)
+    plans = plan_cells(kg, config, rules)
     if not plans:
         raise KgsynthError("the graph gives no scenario for the configured shapes, difficulties and formats")
     with _frozen():

@@ -150,6 +150,14 @@ class Scenario(BaseModel):
     def source_triples(self) -> tuple[str, ...]:
         return tuple(f.triple for f in self.facts)
 
+    def model_copy(self, *, update: Mapping[str, object] | None = None, deep: bool = False) -> Scenario:
+        """A copy without the cached properties above (pydantic would carry them along,
+        stale once ``update`` changes the facts)."""
+        copied = super().model_copy(update=update, deep=deep)
+        for name in ("mentioned_texts", "mentioned_blob", "source_triples"):
+            copied.__dict__.pop(name, None)
+        return copied
+
 
 # ---------------------------------------------------------------------------- building
 class ScenarioBuilder:
