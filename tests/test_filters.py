@@ -79,3 +79,8 @@ def test_the_rules_numbers_and_labels_are_caught(currency_items, rules):
         label = rule.labels.get(item.language)
         if label:
             assert leakage.reason(_with_turn(item, f"As the {label} says.")), (rule.iri, label)
+
+
+@pytest.mark.parametrize("said", ["It went up by some Percent.", "That is 5 % more.", "Пара ПРОЦЕНТОВ сверху.", "per cent, roughly"])
+def test_percentage_talk_is_caught_in_any_case(currency_items, rules, said):
+    assert RuleLeakageFilter(rules).reason(_with_turn(currency_items[0], said)) == "the dialogue talks about percentages"

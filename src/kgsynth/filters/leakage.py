@@ -17,8 +17,9 @@ from kgsynth.kg.vocab import Rule
 from kgsynth.synth.formats import normalize_text, numbers_in
 from kgsynth.synth.item import Item
 
-_GROUPED = re.compile(r"(?<=\d)[ ,.\u00a0\u202f\u2009](?=\d)")  # "2,400,000" -> "2400000"
-_PERCENT_WORDS = re.compile(r"%|\bper ?cent|\bпроцент", re.IGNORECASE)
+# "2,400,000" -> "2400000"; the separator is matched before the lookbehind (faster scan)
+_GROUPED = re.compile(r"[ ,.\u00a0\u202f\u2009](?<=\d[ ,.\u00a0\u202f\u2009])(?=\d)")
+_PERCENT_WORDS = re.compile(r"%|\bper ?cent|\bпроцент")  # searched in the casefolded text
 
 
 def rule_numbers(rule: Rule) -> set[Decimal]:
@@ -54,9 +55,10 @@ class RuleLeakageFilter(ItemFilter):
             leaked = sorted(said & self.numbers[iri])
             if leaked:
                 return f"the dialogue contains the rule's number {leaked[0]:f}"
-        if _PERCENT_WORDS.search(text):
-            return "the dialogue talks about percentages"
         folded = text.casefold().replace("ё", "е")  # as normalize_text does to the phrase
+        # the substring test first: the regex scan costs 20x more, and most dialogues have neither
+        if ("%" in folded or "cent" in folded or "процент" in folded) and _PERCENT_WORDS.search(folded):
+            return "the dialogue talks about percentages"
         for phrase, normalized in self.phrases[iri].get(item.language, ()):
             if normalized in folded:
                 return f"the dialogue names the rule: {phrase!r}"

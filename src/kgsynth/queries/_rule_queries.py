@@ -74,13 +74,16 @@ def _query(rule: Term, inputs: list[_Input], classes: set[Term]) -> str | None:
     checks += [f"FILTER NOT EXISTS {{ ?e {r} ?va . FILTER EXISTS {{ ?e {r} ?vb . FILTER(!sameTerm(?va, ?vb)) }} }}" for r in single]
     checks += [f"FILTER EXISTS {{ ?e a {c} }}" for c in sorted(map(str, classes))]
     union = "\n  UNION ".join(f"{{ ?e {r} ?v . BIND({role} AS ?role) BIND({r} AS ?r) }}" for role, r in branches)
-    checks_text = "\n  ".join(checks)
+    checks_text = "\n    ".join(checks)
+    # The checks sit in a group with the VALUES, so they run once per anchor, not per fact row.
     return f"""{RULE_QUERY_MARK}{rule}
 SELECT ?rule ?kind ?e ?role ?r ?v WHERE {{
-  #VALUES
-  FILTER(isIRI(?e))
-  {checks_text}
-  FILTER NOT EXISTS {{ ?e {LABEL_PATH} ?he . FILTER EXISTS {{ ?xe {LABEL_PATH} ?he . FILTER(!sameTerm(?xe, ?e)) }} }}
+  {{
+    #VALUES
+    FILTER(isIRI(?e))
+    {checks_text}
+    FILTER NOT EXISTS {{ ?e {LABEL_PATH} ?he . FILTER EXISTS {{ ?xe {LABEL_PATH} ?he . FILTER(!sameTerm(?xe, ?e)) }} }}
+  }}
   {union}
   FILTER(!isBlank(?v))
   {rule} <{KGS}kind> ?kind .

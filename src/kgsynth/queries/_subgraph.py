@@ -83,6 +83,11 @@ class Fact(BaseModel):
     def __str__(self) -> str:
         return f"({self.subject.label} | {self.relation.label} | {self.object.label})"
 
+    @property
+    def triple(self) -> str:
+        """The triple in N-Triples."""
+        return f"{self.subject.term()} {self.relation.term()} {self.object.term()} ."
+
 
 class Subgraph(BaseModel):
     """A question-shaped piece of the graph.

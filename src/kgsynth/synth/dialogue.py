@@ -20,10 +20,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kgsynth.errors import KgsynthError
-from kgsynth.queries import Node
+from kgsynth.queries import Fact, Node
 from kgsynth.synth import locale
 from kgsynth.synth.phrases import PHRASES, ROLES, SPEAKERS, YES_NO
-from kgsynth.synth.scenario import CURRENCIES, DIFFICULTY, Difficulty, Scenario, ScenarioFact
+from kgsynth.synth.scenario import CURRENCIES, DIFFICULTY, Difficulty, Scenario
 
 TurnKind = Literal[
     "opening", "fact", "misstatement", "reask", "restate", "ack", "clarify_q", "clarify_a", "noise", "distractor"
@@ -101,12 +101,12 @@ class VerbaliserError(KgsynthError):
 
 
 # ---------------------------------------------------------------------------- values
-def render_value(fact: ScenarioFact, scenario: Scenario, lang: str) -> str:
+def render_value(fact: Fact, scenario: Scenario, lang: str) -> str:
     """A fact's value as a speaker of ``lang`` would say it."""
     return _render(fact.object, fact, scenario, lang, fact.object.python if fact.object.kind == "literal" else None)
 
 
-def _render(node: Node, fact: ScenarioFact, scenario: Scenario, lang: str, value: object) -> str:
+def _render(node: Node, fact: Fact, scenario: Scenario, lang: str, value: object) -> str:
     if node.kind == "iri":
         return node.labels.get(lang) or node.label
     unit = scenario.rule.unit if scenario.rule else None
@@ -259,9 +259,10 @@ def _same_speaker(plan: list, order: list[int], k: int) -> None:
 
 
 def _speaker_order(n: int, k: int, rng: random.Random) -> list[int]:
+    others = [[s for s in range(k) if s != last] for last in range(k)]
     order = [0]
     for _ in range(n - 1):
-        order.append(rng.choice([s for s in range(k) if s != order[-1]]))
+        order.append(rng.choice(others[order[-1]]))
     return order
 
 
@@ -341,7 +342,7 @@ class _Writer:
                 parts.append(self._statement(fact, self.rendered[i]))
         return _tidy(" ".join(parts)), piece.facts
 
-    def _statement(self, fact: ScenarioFact, value: str, explicit: bool = False) -> str:
+    def _statement(self, fact: Fact, value: str, explicit: bool = False) -> str:
         relation = self._relation(fact)
         implicit = not explicit and self.named and fact.subject.value == self.s.entity.value
         if not implicit:
@@ -351,7 +352,7 @@ class _Writer:
         self.stated.add(fact.relation.value)
         return self._pick(kind).format(relation=relation, relation_cap=_cap(relation), value=value)
 
-    def _relation(self, fact: ScenarioFact) -> str:
+    def _relation(self, fact: Fact) -> str:
         return fact.relation.labels.get(self.lang) or fact.relation.label
 
     def _pick(self, kind: str) -> str:

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kgsynth.kg import KnowledgeGraph, local_name
 from kgsynth.kg.vocab import Operation, Rule
-from kgsynth.queries import Node, Shape, Subgraph
+from kgsynth.queries import Fact, Node, Shape, Subgraph
 from kgsynth.synth.formats import AnswerFormat, Constraints, canonical_gold
 from kgsynth.synth.rules import RuleEvaluationError, RuleOutcome, evaluate_subgraph
 
@@ -77,22 +77,6 @@ def cell_key(category: str, difficulty: str, answer_format: str) -> str:
     return f"{category}/{difficulty}/{answer_format}"
 
 
-class ScenarioFact(BaseModel):
-    """One episodic fact the dialogue must carry (``role``: the rule input it feeds)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    subject: Node
-    relation: Node
-    object: Node
-    role: str | None = None
-
-    @property
-    def triple(self) -> str:
-        """The source triple in N-Triples."""
-        return f"{self.subject.term()} {self.relation.term()} {self.object.term()} ."
-
-
 class Piece(BaseModel):
     """What one fact-bearing turn carries: the entity's name, its class, and/or facts."""
 
@@ -115,7 +99,7 @@ class Scenario(BaseModel):
     subgraph_id: str
     entity: Node
     entity_class: Node | None = None
-    facts: tuple[ScenarioFact, ...]
+    facts: tuple[Fact, ...]  # the episodic facts the dialogue must carry (role: the rule input each feeds)
     pieces: tuple[Piece, ...]
     rule: Rule | None = None
     topic: dict[str, str]  # by language: "payroll / tax"
@@ -198,7 +182,7 @@ class ScenarioBuilder:
         except RuleEvaluationError:
             return  # e.g. an amount outside every bracket: the graph cannot give this item
         entity = subgraph.mention[0]
-        facts = tuple(ScenarioFact(subject=f.subject, relation=f.relation, object=f.object, role=f.role) for f in subgraph.facts)
+        facts = subgraph.facts
         entity_class = self.node(rule.applies_to_class) if rule.applies_to_class else None
         topic = self._topic(rule)
         for fmt, gold_value, constraints in self._rule_answers(rule, outcome):
@@ -253,7 +237,7 @@ class ScenarioBuilder:
     # ------------------------------------------------------------------ retrieval shapes
     def _retrieval_scenarios(self, subgraph: Subgraph) -> Iterator[Scenario]:
         shape = subgraph.shape
-        facts = tuple(ScenarioFact(subject=f.subject, relation=f.relation, object=f.object) for f in subgraph.facts)
+        facts = subgraph.facts
         entity = subgraph.mention[0]
         if shape is Shape.set:
             fmt, gold_value = AnswerFormat.set, list(subgraph.answer)
