@@ -127,6 +127,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--out", type=Path, help="append the result to this JSON list")
     args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
     config = load_config(args.config) if args.config else SynthConfig()
     dataset = config.dataset.model_copy(update={"n": args.n} if args.n else {})
     sampling = config.sampling.model_copy(update={"subgraphs_per_shape": args.subgraphs} if args.subgraphs else {})

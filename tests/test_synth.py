@@ -22,7 +22,7 @@ from kgsynth.synth.export import SPLITS, read_items
 from kgsynth.synth.item import item_rng, make_item
 from kgsynth.synth.phrases import PHRASES
 from kgsynth.synth.pipeline import plan_cells, synthesize
-from kgsynth.synth.scenario import DIFFICULTY
+from kgsynth.synth.scenario import DIFFICULTY, Scenario
 
 CONFIG = SynthConfig.model_validate({"dataset": {"n": 300}})
 
@@ -215,6 +215,21 @@ def test_cells_the_graph_cannot_fill_are_reported_not_faked(demo_kg, tmp_path):
         assert not any(key.startswith(cell + "/") for key in manifest["counts"])
 
 
+def test_items_of_cells_that_fell_short_are_left_out_of_every_split(demo_kg, tmp_path):
+    """At n=2400 some cells have enough scenarios to be worded but too many are rejected:
+    their items were spooled, so assembly copies the filled cells' lines record by record."""
+    config = SynthConfig.model_validate({"dataset": {"n": 2400}})
+    result = synthesize(demo_kg, config, tmp_path / "out")
+    cells = result.manifest["cells"]
+    worded_short = [c for c, kept in result.unfillable_cells.items() if kept and cells[c]["scenarios"] >= result.per_cell]
+    assert worded_short, "no cell was worded and then fell short: pick another n"
+    rows = {split: [json.loads(line) for line in (tmp_path / "out" / f"{split}.jsonl").open(encoding="utf-8")] for split in SPLITS}
+    assert all(len(r) == result.items for r in rows.values())
+    assert all(row["cell"] not in result.unfillable_cells for row in rows["items"])
+    for split, split_rows in rows.items():
+        assert [r["public_id"] for r in split_rows] == [r["public_id"] for r in rows["items"]], split
+
+
 # ---------------------------------------------------------------------------- dialogue knobs
 def _scenarios(plans, difficulty: str):
     return [s for p in plans for s in p.scenarios if s.cell.difficulty.value == difficulty][:40]
@@ -309,6 +324,8 @@ def test_cli_error_is_one_line(tmp_path):
 
 def test_a_scenario_copy_recomputes_what_it_caches(plans):
     scenario = next(s for p in plans for s in p.scenarios if len(s.facts) > 1)
-    assert scenario.source_triples and scenario.mentioned_blob
+    assert scenario.source_triples and scenario.mentioned_blob and scenario.mentioned_texts
     copied = scenario.model_copy(update={"facts": scenario.facts[:1]})
-    assert copied.source_triples == scenario.source_triples[:1]
+    fresh = Scenario(**{**dict(scenario), "facts": scenario.facts[:1]})
+    assert copied.source_triples == scenario.source_triples[:1] == fresh.source_triples
+    assert (copied.mentioned_blob, copied.mentioned_texts) == (fresh.mentioned_blob, fresh.mentioned_texts)

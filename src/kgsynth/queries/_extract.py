@@ -167,8 +167,8 @@ def _units(template: Template, variables: Sequence[str], rows: Iterable[tuple], 
 
 
 def _unit_key(unit: Unit) -> tuple[str, ...]:
-    # A unit's first row tells it from the others (a group's rows share its group key),
-    # and is a prefix of all its rows: the order is the one all rows would give.
+    # The first rows of one anchor's units differ (a group's rows share its group key), and
+    # a first row is the start of the key all rows would give: same order, less work.
     return tuple(str(t) for t in unit[0].values())
 
 

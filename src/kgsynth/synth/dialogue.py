@@ -378,8 +378,6 @@ def _has_word(text: str, word: str) -> bool:
 _FOLDED_SPEAKERS = {lang: [(n, n.casefold()) for n in names] for lang, names in SPEAKERS.items()}
 
 
-
-
 def _tidy(text: str) -> str:
     """One full stop where a value ending in one ("2024 г.") meets the template's own."""
     return text.replace("..", ".")

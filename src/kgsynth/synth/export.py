@@ -141,6 +141,7 @@ class DatasetWriter:
             self.paths += [self.out / f"{name}.jsonl", self.out / f"{name}.parquet"]
             path = _partial(self.out / f"{name}.jsonl")
             path.parent.mkdir(parents=True, exist_ok=True)
+            path.unlink(missing_ok=True)  # a leftover .partial may be a link to a spool: never write through it
             if self.ready_jsonl is None:
                 self._jsonl[name] = self._stack.enter_context(path.open("wb"))
             else:
@@ -162,7 +163,6 @@ class DatasetWriter:
 
 
 def _link_or_copy(source: Path, target: Path) -> None:
-    target.unlink(missing_ok=True)
     try:
         os.link(source, target)
     except OSError:

@@ -12,7 +12,9 @@ rejections and the byte count it added to each spool, before the next one starts
 started again cuts the spools back to what the log records (a kill between the two writes
 leaves lines nobody recorded), skips what is done, and, since each item draws from its own
 random stream (seed, scenario, language), ends with the same files, byte for byte, as a run
-that was never interrupted. Assembly copies the spooled bytes of the filled cells.
+that was never interrupted. Assembly hard-links each spool into place as the split's
+JSONL when every spooled item is in a filled cell, and otherwise copies the filled
+cells' bytes record by record.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import random
 import re
 import shutil
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -256,7 +258,7 @@ class _Work:
         elif "closed" in record:
             self.closed[record["cell"]] = record
 
-    def append(self, record: dict, lines: list[ItemLines] = ()) -> None:
+    def append(self, record: dict, lines: Sequence[ItemLines] = ()) -> None:
         """Spool the items' lines, then log the record; each write reaches the OS before
         the next starts, so a killed process leaves at most one unlogged tail."""
         if lines:
@@ -287,9 +289,13 @@ def _drop_partial_line(path: Path) -> None:
         path.write_bytes(data[: data.rfind(b"\n") + 1])
 
 
+_LOG_FORMAT = "spooled-lines-1"  # changes when progress.jsonl records change meaning
+
+
 def _run_key(config: SynthConfig, triples: int) -> str:
-    """What a resumed run must share with the stopped one: config, kgsynth version, graph size."""
-    key = f"{config.model_dump_json()}|{kgsynth.__version__}|{triples}"
+    """What a resumed run must share with the stopped one: config, kgsynth version, graph
+    size, and the progress log's format."""
+    key = f"{config.model_dump_json()}|{kgsynth.__version__}|{triples}|{_LOG_FORMAT}"
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 

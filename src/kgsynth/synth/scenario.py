@@ -19,6 +19,7 @@ import hashlib
 from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
 from enum import StrEnum
+from typing import Self
 from functools import cache, cached_property
 
 from pydantic import BaseModel, ConfigDict
@@ -134,7 +135,7 @@ class Scenario(BaseModel):
     def source_triples(self) -> tuple[str, ...]:
         return tuple(f.triple for f in self.facts)
 
-    def model_copy(self, *, update: Mapping[str, object] | None = None, deep: bool = False) -> Scenario:
+    def model_copy(self, *, update: Mapping[str, object] | None = None, deep: bool = False) -> Self:
         """A copy without the cached properties above (pydantic would carry them along,
         stale once ``update`` changes the facts)."""
         copied = super().model_copy(update=update, deep=deep)
