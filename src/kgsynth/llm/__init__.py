@@ -1,1 +1,19 @@
-"""The one place that talks to a model (built in a later issue)."""
+"""The one place that talks to a model: an OpenAI-compatible gateway with typed outputs,
+retries, a persistent cache and usage counts per stage. It knows nothing of graphs or
+items; prompts live with their users."""
+
+from kgsynth.llm.cache import ResponseCache, cache_key
+from kgsynth.llm.config import ModelConfig
+from kgsynth.llm.gateway import OUTPUT_MODES, LLMGateway, LLMResult, Request, StageUsage, parse_output
+
+__all__ = [
+    "OUTPUT_MODES",
+    "LLMGateway",
+    "LLMResult",
+    "ModelConfig",
+    "Request",
+    "ResponseCache",
+    "StageUsage",
+    "cache_key",
+    "parse_output",
+]

@@ -1,0 +1,27 @@
+"""How to reach one model: endpoint, model name, sampling parameters, retry policy."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ModelConfig(BaseModel):
+    """One model behind an OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp).
+
+    The API key is read from the environment variable named by ``api_key_env`` when a
+    request is made; it is never stored in a config, a cache or an output.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    base_url: str = Field(description="e.g. http://127.0.0.1:8001/v1")
+    model: str
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = Field(0.0, ge=0, le=2)
+    max_tokens: int | None = Field(None, ge=1)
+    seed: int | None = 0
+    timeout_s: float = Field(60.0, gt=0, description="per request")
+    max_retries: int = Field(4, ge=0, description="after the first attempt; then the call is recorded as failed")
+    backoff_s: float = Field(0.5, ge=0, description="first retry delay; doubles per retry, with jitter")
+    max_backoff_s: float = Field(30.0, ge=0)
+    concurrency: int = Field(4, ge=1, description="requests in flight at once")
