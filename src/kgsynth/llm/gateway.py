@@ -97,6 +97,11 @@ class LLMGateway:
         self._jitter = random.Random(jitter_seed)
 
     # ------------------------------------------------------------------ public
+    @property
+    def output_mode(self) -> str:
+        """The structured-output form in use (the first that worked, once one has)."""
+        return OUTPUT_MODES[self._mode]
+
     def complete_all(self, requests: Sequence[Request]) -> list[LLMResult]:
         """Run the requests (``concurrency`` at a time) and return their results in order."""
         return asyncio.run(self.complete_many(requests))
@@ -249,7 +254,8 @@ def _short(text: str, limit: int = 200) -> str:
 
 def parse_output(text: str, output: type[BaseModel]) -> BaseModel:
     """The reply as an instance of ``output``: the whole text as JSON, else the JSON in a
-    code fence, else the outermost ``{...}``; raises ``_BadOutput`` with the reason."""
+    code fence, else the outermost ``{...}``; raw line breaks inside strings are accepted
+    (small models write them under a JSON grammar). Raises ``_BadOutput`` with the reason."""
     candidates = [text, *(m.group(1) for m in _FENCE.finditer(text))]
     start, end = text.find("{"), text.rfind("}")
     if 0 <= start < end:
@@ -257,7 +263,7 @@ def parse_output(text: str, output: type[BaseModel]) -> BaseModel:
     reason = "no JSON object in the reply"
     for candidate in candidates:
         try:
-            return output.model_validate(json.loads(candidate))
+            return output.model_validate(json.loads(candidate, strict=False))
         except json.JSONDecodeError:
             continue
         except ValidationError as e:
