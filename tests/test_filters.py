@@ -7,7 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from kgsynth.filters import AnswerStatedFilter, RuleLeakageFilter
+from kgsynth.filters import AnswerStatedFilter, ClosedBookFilter, RuleLeakageFilter
+from kgsynth.filters.closed_book import closed_book_messages
 from kgsynth.filters.leakage import rule_numbers
 from kgsynth.kg import load_rules
 from kgsynth.synth import locale
@@ -84,3 +85,22 @@ def test_the_rules_numbers_and_labels_are_caught(currency_items, rules):
 @pytest.mark.parametrize("said", ["It went up by some Percent.", "That is 5 % more.", "Пара ПРОЦЕНТОВ сверху.", "per cent, roughly"])
 def test_percentage_talk_is_caught_in_any_case(currency_items, rules, said):
     assert RuleLeakageFilter(rules).reason(_with_turn(currency_items[0], said)) == "the dialogue talks about percentages"
+
+
+def test_the_closed_book_prompt_holds_the_question_but_no_dialogue(currency_items):
+    for item in currency_items:
+        (message,) = closed_book_messages(item)
+        assert item.question in message["content"] and item.format_instruction in message["content"]
+        assert not any(turn.text in message["content"] for turn in item.dialogue)
+
+
+def test_a_guesser_that_keeps_failing_drops_nothing(currency_items):
+    from llm_fault_injector import FaultInjectingServer
+
+    from kgsynth.llm import LLMGateway, ModelConfig
+
+    with FaultInjectingServer(lambda body: "", script=["500"] * 100) as server:
+        config = ModelConfig(base_url=server.base_url, model="guesser", max_retries=1, backoff_s=0.01, timeout_s=1)
+        gateway = LLMGateway(config)
+        assert ClosedBookFilter([gateway]).reasons(currency_items[:3]) == [None] * 3
+    assert gateway.usage["closed_book"].failures == 3 and len(server.requests) == 6
