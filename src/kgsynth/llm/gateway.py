@@ -103,7 +103,8 @@ class LLMGateway:
         return OUTPUT_MODES[self._mode]
 
     def complete_all(self, requests: Sequence[Request]) -> list[LLMResult]:
-        """Run the requests (``concurrency`` at a time) and return their results in order."""
+        """Run the requests (``concurrency`` at a time) and return their results in order.
+        Inside a running event loop (a Jupyter notebook), ``await complete_many(...)`` instead."""
         return asyncio.run(self.complete_many(requests))
 
     async def complete_many(self, requests: Sequence[Request]) -> list[LLMResult]:
