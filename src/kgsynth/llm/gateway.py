@@ -18,6 +18,7 @@ raised and never retried forever. Other 4xx answers fail at once.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import random
@@ -158,7 +159,7 @@ class LLMGateway:
             "temperature": c.temperature,
             "max_tokens": c.max_tokens,
             "seed": c.seed,
-            "output": request.output.model_json_schema() if request.output else None,
+            "output": _schema(request.output) if request.output else None,
         }
 
     async def _send(self, client: openai.AsyncOpenAI, request: Request, usage: StageUsage) -> tuple[str, int, int]:
@@ -200,7 +201,7 @@ class LLMGateway:
         if c.seed is not None:
             arguments["seed"] = c.seed
         if request.output is not None:
-            schema = request.output.model_json_schema()
+            schema = _schema(request.output)
             if mode == "json_schema":
                 arguments["response_format"] = {"type": "json_schema", "json_schema": {"name": request.output.__name__, "schema": schema}}
             elif mode == "json_object":
@@ -224,6 +225,13 @@ class LLMGateway:
             return min(wait_s, self.config.max_backoff_s)
         base = min(self.config.max_backoff_s, self.config.backoff_s * 2**attempt)
         return base * self._jitter.uniform(0.5, 1.0)
+
+
+@functools.cache
+def _schema(output: type[BaseModel]) -> dict:
+    """The output model's JSON schema, built once (pydantic rebuilds it on every call);
+    for the cache key and every attempt's request."""
+    return output.model_json_schema()
 
 
 class _Permanent(Exception):
