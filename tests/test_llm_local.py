@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from kgsynth.llm import LLMGateway, ModelConfig, Request, ResponseCache
 
-pytestmark = pytest.mark.skipif(missing() is not None, reason=missing() or "")
+pytestmark = [pytest.mark.local_llm, pytest.mark.skipif(missing() is not None, reason=missing() or "")]
 
 
 class City(BaseModel):
@@ -65,20 +65,64 @@ def test_closed_book_drops_exactly_the_items_the_guesser_answers(base_url, demo_
     from kgsynth.kg import load_rules
     from kgsynth.synth.config import SynthConfig
     from kgsynth.synth.dialogue import DialogueSettings
-    from kgsynth.synth.formats import check_answer
+    from kgsynth.synth.formats import AnswerFormat, Constraints
     from kgsynth.synth.item import make_item
     from kgsynth.synth.pipeline import plan_cells
 
     plans = plan_cells(demo_kg, SynthConfig(), load_rules(demo_kg))
-    # yes/no questions get guessed right about half the time, even by a tiny model
-    chosen = [p for p in plans if p.key.endswith("/yes_no")][:10] + plans[:4]
-    items = [make_item(plan.scenarios[0], "en", DialogueSettings(), 0) for plan in chosen]
+    yes_no = [make_item(p.scenarios[0], "en", DialogueSettings(), 0) for p in plans if p.key.endswith("/yes_no")][:3]
+    others = [make_item(p.scenarios[0], "en", DialogueSettings(), 0) for p in plans if not p.key.endswith("/yes_no")][:5]
+    # a worked example any model knows, so that a drop can happen
+    known = others[0].model_copy(update={
+        "question": "What is the capital of France?", "format_instruction": "Answer with one word.",
+        "answer_format": AnswerFormat.one_token, "constraints": Constraints(), "gold": "Paris", "gold_aliases": [],
+    })
+    items = [*yes_no, known, *others]
     cache = ResponseCache(tmp_path / "cache.sqlite")
-    verdicts = ClosedBookFilter([LLMGateway(_config(base_url), cache)]).reasons(items)
+    guesser = LLMGateway(_config(base_url), cache)
+    closed_book = ClosedBookFilter([guesser])
+    verdicts = closed_book.reasons(items)
+    assert verdicts[:3] == [None] * 3 and guesser.usage["closed_book"].calls == len(items) - 3  # yes/no: never guessed
     # the same guesses, read back through the cache and checked here
     replay = LLMGateway(_config(base_url), cache)
-    guesses = replay.complete_all([Request(closed_book_messages(item)) for item in items])
-    assert replay.usage["default"].calls == 0 and all(g.ok for g in guesses)
-    expected = [check_answer(g.text, i.answer_format, i.gold, i.constraints, aliases=i.gold_aliases).value_matches for g, i in zip(guesses, items)]
-    assert [v is not None for v in verdicts] == expected
-    assert any(expected) and not all(expected)  # both outcomes occur, so the comparison means something
+    guesses = replay.complete_all([Request(closed_book_messages(item), stage="closed_book") for item in items[3:]])
+    assert replay.usage["closed_book"].calls == 0 and all(g.ok for g in guesses)
+    expected = [closed_book.knows(g.text, i) for g, i in zip(guesses, items[3:], strict=True)]
+    assert [v is not None for v in verdicts[3:]] == expected
+    assert expected[0] and not all(expected)  # both outcomes occur, so the comparison means something
+
+def test_kgsynth_synth_with_a_real_model_writes_english_and_russian_items_and_a_report(base_url, tmp_path):
+    """The whole LLM path through the command line: SmolLM2 words, guesses and judges (a
+    tiny model, so the judge's thresholds are those of configs/local_llm.toml)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    config = tmp_path / "llm.toml"
+    config.write_text(
+        '[dataset]\nn = 4\ndifficulties = ["easy"]\nformats = ["number"]\n[sampling]\nsubgraphs_per_shape = 60\n'
+        f'[llm]\ncache = "{tmp_path / "cache.sqlite"}"\nconcurrency = 1\ntimeout_s = 120\n'
+        "[filters.judge]\nmin_each = 0\nmin_total = 0\n"
+    )
+    command = [sys.executable, "-m", "kgsynth.cli", "synth", "--config", str(config), "--llm-base-url", base_url]
+    env = os.environ | {"PYTHONPATH": str(ROOT / "src")}
+    first = subprocess.run([*command, "--out", str(tmp_path / "first")], env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    report = json.loads((tmp_path / "first" / "filter_report.json").read_text())
+    stages = report["stages"]
+    assert stages["verbalise"]["calls"] >= stages["verbalise"]["in"] > 0
+    for earlier, later in zip(report["order"], report["order"][1:]):
+        assert stages[later]["in"] <= stages[earlier]["out"]  # each stage sees only survivors
+    items = [json.loads(line) for line in (tmp_path / "first" / "items.jsonl").read_text().splitlines()]
+    if items:  # SmolLM2 may fail every check: then the cells are reported unfillable, not faked
+        assert {i["language"] for i in items} == {"en", "ru"} and all(i["review"] for i in items)
+    else:
+        assert json.loads((tmp_path / "first" / "manifest.json").read_text())["unfillable_cells"]
+    assert "model calls:" in first.stderr
+    again = subprocess.run([*command, "--out", str(tmp_path / "again")], env=env, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert json.loads((tmp_path / "again" / "filter_report.json").read_text())["total"]["calls"] == 0
+    assert (tmp_path / "again" / "items.jsonl").read_bytes() == (tmp_path / "first" / "items.jsonl").read_bytes()

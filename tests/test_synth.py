@@ -329,3 +329,30 @@ def test_a_scenario_copy_recomputes_what_it_caches(plans):
     fresh = Scenario(**{**dict(scenario), "facts": scenario.facts[:1]})
     assert copied.source_triples == scenario.source_triples[:1] == fresh.source_triples
     assert (copied.mentioned_blob, copied.mentioned_texts) == (fresh.mentioned_blob, fresh.mentioned_texts)
+
+
+@pytest.mark.parametrize(("args", "config", "said"), [
+    (["--llm-model", "x"], "", "--llm-model needs --llm-base-url"),
+    ([], "[filters]\norder = ['closed_book']\n", "filter 'closed_book' needs a model"),
+    ([], "[filters]\norder = ['judges']\n", "unknown filter 'judges'"),
+    ([], "[llm]\nbase_url = 'http://127.0.0.1:1/v1'\nconcurrency = 0\n", "llm.concurrency"),
+])
+def test_llm_settings_errors_are_one_line(tmp_path, args, config, said):
+    (tmp_path / "c.toml").write_text(config)
+    run = subprocess.run([sys.executable, "-m", "kgsynth.cli", "synth", "--config", str(tmp_path / "c.toml"), *args],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert run.returncode == 1 and run.stderr.count("\n") == 1 and said in run.stderr, run.stderr
+
+
+def test_an_unreachable_model_fails_each_item_with_the_reason_and_loses_nothing(demo_kg, tmp_path):
+    """No server on the port: every generation fails after its retries; the cells are
+    reported unfillable with the gateway's reason, and nothing is written as an item."""
+    config = SynthConfig.model_validate({
+        "dataset": {"n": 4, "difficulties": ["easy"], "formats": ["number"]}, "sampling": {"subgraphs_per_shape": 30},
+        "llm": {"base_url": "http://127.0.0.1:9/v1", "cache": str(tmp_path / "c.sqlite"), "max_retries": 0, "timeout_s": 2},
+    })
+    result = synthesize(demo_kg, config, tmp_path / "out")
+    assert result.items == 0 and result.unfillable_cells
+    rejections = [json.loads(line) for line in (tmp_path / "out" / "rejections.jsonl").read_text().splitlines()]
+    failed = [r for r in rejections if r["filter"] == "verbalise"]
+    assert failed and all(r["reason"].startswith("the generator failed: local at http://127.0.0.1:9/v1") for r in failed)

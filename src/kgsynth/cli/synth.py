@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from kgsynth.errors import KgsynthError
 from kgsynth.kg import KnowledgeGraph
-from kgsynth.synth.config import SynthConfig, load_config
+from kgsynth.synth.config import LLMConfig, StageModel, SynthConfig, load_config
 from kgsynth.synth.pipeline import synthesize
 
 _err = Console(stderr=True)
@@ -21,12 +23,17 @@ def synth(
     seed: int | None = typer.Option(None, "--seed", help="Random seed (default 0)."),
     out: Path = typer.Option(Path("out/dataset"), "--out", help="Output folder; an unfinished run there is resumed."),
     config: Path | None = typer.Option(None, "--config", help="A TOML or YAML config (see configs/)."),
+    llm_base_url: str | None = typer.Option(
+        None, "--llm-base-url", help="An OpenAI-compatible endpoint, e.g. http://127.0.0.1:8001/v1: word with it and run every filter."
+    ),
+    llm_model: str | None = typer.Option(None, "--llm-model", help="The model name for every LLM stage (default: the config's, else 'local')."),
 ) -> None:
     """Graph -> scenarios -> dialogues -> filters -> balanced JSONL/Parquet with a manifest."""
     cfg = load_config(config) if config else SynthConfig()
     updates = {
         "graph": cfg.graph.model_copy(update={"paths": tuple(map(str, graph))}) if graph else cfg.graph,
         "dataset": cfg.dataset.model_copy(update={k: v for k, v in (("n", n), ("seed", seed)) if v is not None}),
+        "llm": _llm_section(cfg.llm, llm_base_url, llm_model),
     }
     cfg = SynthConfig.model_validate(cfg.model_copy(update=updates).model_dump())
     kg = KnowledgeGraph.load(*cfg.graph.paths, lang=cfg.graph.label_languages)
@@ -34,10 +41,30 @@ def synth(
     with Progress(*columns, console=_err, transient=True) as bar:
         task = bar.add_task("items", total=None)
         result = synthesize(kg, cfg, out, progress=lambda done, total: bar.update(task, completed=done, total=total))
-    m = result.manifest
     _err.print(f"wrote {result.items:,} items ({result.per_cell} per cell and language, {len(result.filled_cells)} cells) to {out}")
-    for name, stats in m["filters"].items():
-        _err.print(f"  filter {name}: {stats['in']:,} in, {stats['rejected']:,} rejected")
+    report = json.loads((out / "filter_report.json").read_text(encoding="utf-8"))
+    for name in report["order"]:
+        stats = report["stages"][name]
+        cost = f", {stats['calls']:,} calls, {stats['prompt_tokens'] + stats['completion_tokens']:,} tokens" if stats["calls"] or stats["cache_hits"] else ""
+        _err.print(f"  {name}: {stats['in']:,} in, {stats['out']:,} out{cost}, {stats['seconds']:.1f} s")
+    total = report["total"]
+    if total["calls"] or cfg.llm:
+        _err.print(f"  model calls: {total['calls']:,} ({total['calls_per_accepted_item']} per accepted item); report in {out / 'filter_report.json'}")
     if result.unfillable_cells:
         cells = ", ".join(f"{k} ({v})" for k, v in result.unfillable_cells.items())
         _err.print(f"  cells the graph cannot fill to {result.per_cell}: {cells}")
+
+
+def _llm_section(llm: LLMConfig | None, base_url: str | None, model: str | None) -> LLMConfig | None:
+    """The config's [llm] section with the command line's endpoint and model put in."""
+    if base_url is None and model is None:
+        return llm
+    if llm is None:
+        if base_url is None:
+            raise KgsynthError("--llm-model needs --llm-base-url (or an [llm] section in the config)")
+        llm = LLMConfig(base_url=base_url)
+    stage = StageModel(model=model) if model else None
+    updates = {"base_url": base_url or llm.base_url}
+    if stage:
+        updates |= {"generator": stage, "guessers": (stage,), "judge": stage}
+    return llm.model_copy(update=updates)

@@ -2,12 +2,17 @@
 
 Filters run as a cascade, cheapest first; a rejected item records which filter dropped
 it and why. LLM filters (closed-book guessing, judge) implement the same interface with
-a batch ``reasons`` so they can send many requests at once.
+a batch ``reasons`` so they can send many requests at once; a filter that learns
+something worth keeping about a passing item (the judge's scores) returns it from
+``annotate``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
@@ -28,15 +33,20 @@ class Rejection(BaseModel):
 
 
 class ItemFilter:
-    """Subclasses set ``name`` and implement ``reason`` (or ``reasons`` for batches)."""
+    """Subclasses set ``name`` and implement ``reason``, or ``reasons`` for batches (each
+    default calls the other)."""
 
     name: ClassVar[str]
 
     def reason(self, item: Item) -> str | None:
-        raise NotImplementedError
+        return self.reasons([item])[0]
 
     def reasons(self, items: Sequence[Item]) -> list[str | None]:
         return [self.reason(item) for item in items]
+
+    def annotate(self, item: Item) -> Item:
+        """The passing item, with what this filter found out about it (unchanged by default)."""
+        return item
 
 
 def rejection(item: Item, filter_name: str, reason: str) -> Rejection:
@@ -51,15 +61,33 @@ def rejection(item: Item, filter_name: str, reason: str) -> Rejection:
     )
 
 
-def apply_filters(items: Iterable[Item], filters: Sequence[ItemFilter]) -> tuple[list[Item], list[Rejection]]:
-    """Run the cascade; an item stops at the first filter that rejects it."""
-    kept, rejected = list(items), []
+@dataclass
+class CascadeResult:
+    kept: list[Item]
+    rejected: list[Rejection]
+    reached: Counter[str] = field(default_factory=Counter)  # filter -> items it looked at
+    seconds: Counter[str] = field(default_factory=Counter)
+
+
+def apply_filters(
+    items: Iterable[Item], filters: Sequence[ItemFilter], together: Callable[[Item], str] | None = None
+) -> CascadeResult:
+    """Run the cascade; an item stops at the first filter that rejects it. With
+    ``together`` (a key such as the scenario id), items sharing a key stand or fall as one:
+    once one is rejected, the others are withdrawn unjudged, so later (costlier) filters
+    see only groups that can still pass."""
+    result = CascadeResult(kept=list(items), rejected=[])
     for f in filters:
-        passed = []
-        for item, reason in zip(kept, f.reasons(kept), strict=True):
+        started = time.perf_counter()
+        result.reached[f.name] += len(result.kept)
+        passed, failed_groups = [], set()
+        for item, reason in zip(result.kept, f.reasons(result.kept), strict=True):
             if reason is None:
-                passed.append(item)
+                passed.append(f.annotate(item))
             else:
-                rejected.append(rejection(item, f.name, reason))
-        kept = passed
-    return kept, rejected
+                result.rejected.append(rejection(item, f.name, reason))
+                if together:
+                    failed_groups.add(together(item))
+        result.kept = [item for item in passed if not together or together(item) not in failed_groups]
+        result.seconds[f.name] += time.perf_counter() - started
+    return result

@@ -3,19 +3,29 @@ the dialogue, and is dropped.
 
 Each guesser gets only the question and the format instruction. A guess counts as right
 when its value matches the gold by the answer checker (``value_matches``: a guess in the
-wrong format that states the right value still shows the answer is known). Guessers run
-in turn, each on the items no earlier guesser answered. A guess that failed after the
-gateway's retries drops nothing (it is counted in the gateway's usage).
+wrong format that states the right value still shows the answer is known), or, for free
+text (one token, short text), when its rapidfuzz ratio to the gold or an alias reaches
+``similarity``. Guessers run in turn, each on the items no earlier guesser answered. A
+guess that failed after the gateway's retries drops nothing (it is counted in the
+gateway's usage).
+
+Yes/no items are not guessed: a guesser is right half the time by chance, so dropping
+its hits would remove half of them and skew the kept answers towards the guesser's
+wrong default, while telling nothing about memory.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rapidfuzz import fuzz
+
 from kgsynth.filters.base import ItemFilter
 from kgsynth.llm import LLMGateway, Request
-from kgsynth.synth.formats import check_answer
+from kgsynth.synth.formats import AnswerFormat, check_answer, normalize_text
 from kgsynth.synth.item import Item
+
+_FREE_TEXT = (AnswerFormat.one_token, AnswerFormat.short_text)
 
 PROMPT = {
     "en": "Answer the question from what you know. {instruction}\n\nQuestion: {question}",
@@ -32,20 +42,28 @@ def closed_book_messages(item: Item) -> list[dict[str, str]]:
 class ClosedBookFilter(ItemFilter):
     name = "closed_book"
 
-    def __init__(self, guessers: Sequence[LLMGateway]):
+    def __init__(self, guessers: Sequence[LLMGateway], similarity: float = 90):
         self.guessers = list(guessers)
+        self.similarity = similarity
 
     def reasons(self, items: Sequence[Item]) -> list[str | None]:
         verdicts: list[str | None] = [None] * len(items)
+        to_guess = [i for i, item in enumerate(items) if item.answer_format is not AnswerFormat.yes_no]
         for gateway in self.guessers:
-            open_items = [i for i, verdict in enumerate(verdicts) if verdict is None]
-            results = gateway.complete_all([Request(closed_book_messages(items[i]), stage=self.name) for i in open_items])
-            for i, result in zip(open_items, results, strict=True):
-                item = items[i]
-                if result.ok and check_answer(result.text, item.answer_format, item.gold, item.constraints, aliases=item.gold_aliases).value_matches:
+            results = gateway.complete_all([Request(closed_book_messages(items[i]), stage=self.name) for i in to_guess])
+            for i, result in zip(to_guess, results, strict=True):
+                if result.ok and self.knows(result.text, items[i]):
                     guess = " ".join(result.text.split())[:80]
                     verdicts[i] = f"{gateway.config.model} answered without the dialogue: {guess!r}"
+            to_guess = [i for i in to_guess if verdicts[i] is None]
         return verdicts
 
-    def reason(self, item: Item) -> str | None:
-        return self.reasons([item])[0]
+    def knows(self, guess: str, item: Item) -> bool:
+        """Whether ``guess`` gives the item's answer."""
+        if check_answer(guess, item.answer_format, item.gold, item.constraints, aliases=item.gold_aliases).value_matches:
+            return True
+        if item.answer_format not in _FREE_TEXT:
+            return False
+        said = normalize_text(guess)
+        golds = [item.gold] if isinstance(item.gold, str) else item.gold
+        return any(fuzz.ratio(said, normalize_text(g)) >= self.similarity for g in [*golds, *item.gold_aliases])

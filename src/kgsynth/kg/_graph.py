@@ -13,7 +13,7 @@ from kgsynth.errors import GraphLoadError, KgsynthError
 from kgsynth.kg import _load
 from kgsynth.kg._backends import Backend, EndpointBackend, OxigraphBackend, Rows
 from kgsynth.kg._terms import Term, bind_values, local_name, to_python
-from kgsynth.kg.vocab import LABEL_PATH, LABEL_PREDICATES
+from kgsynth.kg.vocab import KGS, LABEL_PATH, LABEL_PREDICATES
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -29,6 +29,12 @@ _LABEL_BATCH = 1000
 _LABELS_QUERY = "SELECT ?e ?p ?l WHERE {\n  #VALUES\n  %s\n  FILTER(isLiteral(?l))\n}" % " UNION ".join(
     f"{{ ?e <{p}> ?l . BIND(<{p}> AS ?p) }}" for p in LABEL_PREDICATES
 )
+_ALL_LABELS_QUERY = f"SELECT ?e ?label WHERE {{ ?e {LABEL_PATH} ?label . FILTER(isIRI(?e) && isLiteral(?label)) }}"
+_VOCABULARY_QUERY = f"""SELECT DISTINCT ?v WHERE {{
+  {{ ?x a ?v }} UNION {{ ?s ?v ?o }} UNION {{ ?v a <{KGS}Rule> }}
+  UNION {{ ?s ?p ?v . FILTER(STRSTARTS(STR(?p), "{KGS}")) }}
+  FILTER(isIRI(?v))
+}}"""
 _FIND_QUERY = f"SELECT DISTINCT ?e WHERE {{\n  #VALUES\n  ?e {LABEL_PATH} ?label .\n}}"
 
 
@@ -179,6 +185,21 @@ class KnowledgeGraph:
                 if lang not in by_lang or key < by_lang[lang]:
                     by_lang[lang] = key
         return {t: {lang: v[1] for lang, v in sorted(found.get(t, {}).items())} for t in terms}
+
+    def all_labels(self) -> dict[str, list[str]]:
+        """Every IRI's labels (all languages, sorted): what an entity ruler or a fuzzy
+        mention check needs."""
+        found: dict[str, set[str]] = {}
+        for entity, label in self.select(_ALL_LABELS_QUERY):
+            found.setdefault(entity.value, set()).add(label.value)
+        return {iri: sorted(labels) for iri, labels in sorted(found.items())}
+
+    def vocabulary(self) -> set[str]:
+        """IRIs of the graph's schema rather than its entities: classes (objects of
+        rdf:type), properties, rules, and whatever rule descriptions point to (domains,
+        categories, kinds)."""
+        rows = self.select(_VOCABULARY_QUERY)
+        return {row[0].value for row in rows}
 
     def pick_label(self, term: Term, labels: dict[str, str], lang: Sequence[str] | None = None) -> str:
         """The label to show for ``term``: preferred language, else untagged, else any, else local name."""

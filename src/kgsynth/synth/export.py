@@ -55,7 +55,7 @@ def row_from_dump(row: dict, version: str, seed: int) -> dict:
 
 def item_from_row(row: dict) -> Item:
     """The item a row of ``items.jsonl`` / ``items.parquet`` was written from."""
-    fields = {k: row[k] for k in Item.model_fields}
+    fields = {k: row[k] for k in Item.model_fields if k in row}
     fields["gold"] = row["gold_items"] if row["answer_format"] == "set" else row["gold"]
     return Item.model_validate(fields)
 
@@ -70,7 +70,7 @@ def _prototype_row() -> dict:
 
     from kgsynth.synth.dialogue import Turn
     from kgsynth.synth.formats import AnswerFormat, Constraints
-    from kgsynth.synth.item import ItemMetadata
+    from kgsynth.synth.item import CriterionScore, ItemMetadata, Review
 
     metadata = {name: _PROTOTYPE_VALUES.get(name, "x") for name in ItemMetadata.model_fields}
     item = Item(
@@ -84,6 +84,7 @@ def _prototype_row() -> dict:
         gold="x",
         gold_aliases=["x"],
         metadata=ItemMetadata.model_validate(metadata),
+        review=Review(model="x", total=0, criteria=(CriterionScore(name="x", score=0, rationale="x"),)),
     )
     return row_from_dump(item.model_dump(mode="json"), "x", 0)
 

@@ -53,8 +53,27 @@ class ItemMetadata(BaseModel):
     seed: int
 
 
+class CriterionScore(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    score: int
+    rationale: str
+
+
+class Review(BaseModel):
+    """An LLM judge's verdict on an item: each rubric criterion scored 0-2 with a reason."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str
+    total: int
+    criteria: tuple[CriterionScore, ...]
+
+
 class Item(BaseModel):
-    """One benchmark item (see ``ItemMetadata`` for what it is made of)."""
+    """One benchmark item (see ``ItemMetadata`` for what it is made of); ``review`` is the
+    judge's verdict when the judge filter ran."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -68,6 +87,7 @@ class Item(BaseModel):
     gold: str | list[str]
     gold_aliases: list[str] = []
     metadata: ItemMetadata
+    review: Review | None = None
 
     @property  # not cached: model_copy(update=...) would carry a stale value along
     def transcript(self) -> str:
@@ -90,8 +110,9 @@ def make_item(scenario: Scenario, lang: str, settings: DialogueSettings, seed: i
     return item_from_dialogue(scenario, lang, dialogue, seed)
 
 
-def item_from_dialogue(scenario: Scenario, lang: str, dialogue: Dialogue, seed: int) -> Item:
-    """Wrap a dialogue (from any verbaliser) into an item with its metadata."""
+def item_from_dialogue(scenario: Scenario, lang: str, dialogue: Dialogue, seed: int, question: str | None = None) -> Item:
+    """Wrap a dialogue (from any verbaliser) into an item with its metadata; ``question``
+    replaces the scenario's (a reworded one asking the same)."""
     kinds = Counter(t.kind for t in dialogue.turns)
     stated_in = {}  # fact -> the first fact turn stating it
     for i, turn in enumerate(dialogue.turns):
@@ -99,7 +120,7 @@ def item_from_dialogue(scenario: Scenario, lang: str, dialogue: Dialogue, seed: 
             for fact in turn.facts:
                 stated_in.setdefault(fact, i)
     text = dialogue.text
-    question = scenario.question[lang]
+    question = question or scenario.question[lang]
     instruction = format_instruction(scenario.answer_format, scenario.constraints, lang)
     metadata = ItemMetadata(
         scenario_id=scenario.id,

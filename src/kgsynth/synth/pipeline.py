@@ -22,28 +22,44 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import math
 import random
 import re
 import shutil
+import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
 import kgsynth
 from kgsynth.errors import KgsynthError
-from kgsynth.filters import AnswerStatedFilter, ItemFilter, RuleLeakageFilter, StructureFilter, apply_filters
+from kgsynth.filters import (
+    AnswerStatedFilter,
+    ClosedBookFilter,
+    EntityMatchFilter,
+    ItemFilter,
+    JudgeFilter,
+    NearDuplicateFilter,
+    RuleLeakageFilter,
+    StructureFilter,
+    apply_filters,
+)
+from kgsynth.filters.base import rejection
 from kgsynth.kg import KnowledgeGraph, load_rules
 from kgsynth.kg.vocab import Rule
+from kgsynth.llm import LLMGateway, ResponseCache, StageUsage
 from kgsynth.queries import Shape, sample_subgraphs
-from kgsynth.synth.config import SynthConfig
+from kgsynth.synth.config import OFFLINE_FILTERS, SynthConfig
 from kgsynth.synth.dialogue import VerbaliserError
 from kgsynth.synth.export import (
     SPLITS,
     DatasetWriter,
     JsonlWriter,
+    item_from_row,
     json_line,
     read_jsonl,
     row_from_dump,
@@ -52,6 +68,8 @@ from kgsynth.synth.export import (
     write_json_atomic,
 )
 from kgsynth.synth.item import Item, make_item
+from kgsynth.synth.llm_dialogue import STAGE as VERBALISE
+from kgsynth.synth.llm_dialogue import Draft, LLMVerbaliser
 from kgsynth.synth.scenario import Scenario, ScenarioBuilder
 
 Progress = Callable[[int, int], None]  # (items kept so far, items wanted)
@@ -91,9 +109,60 @@ def _subgraphs(kg: KnowledgeGraph, config: SynthConfig):
             yield from sample_subgraphs(kg, shape, limit=sampling.subgraphs_per_shape, seed=seed, hops=h, per_anchor=sampling.per_anchor)
 
 
-def make_filters(config: SynthConfig, rules: dict[str, Rule]) -> list[ItemFilter]:
-    available = {"structure": StructureFilter, "rule_leakage": lambda: RuleLeakageFilter(rules), "answer_stated": AnswerStatedFilter}
-    return [available[name]() for name in config.filters.order]
+def make_filters(config: SynthConfig, rules: dict[str, Rule], kg: KnowledgeGraph | None = None,
+                 models: _Models | None = None) -> list[ItemFilter]:
+    """The configured cascade, in order. ``kg`` is needed by entity_match, ``models`` by
+    the LLM filters."""
+    f = config.filters
+
+    def needs(thing, name):
+        if thing is None:
+            raise KgsynthError(f"filter {name!r} cannot run here: it needs {'the graph' if name == 'entity_match' else 'an [llm] section'}")
+        return thing
+
+    available = {
+        "structure": StructureFilter,
+        "rule_leakage": lambda: RuleLeakageFilter(rules),
+        "answer_stated": AnswerStatedFilter,
+        "entity_match": lambda: EntityMatchFilter(needs(kg, "entity_match").all_labels(), kg.vocabulary(),
+                                                  f.entity_match.threshold, f.entity_match.ner),
+        "closed_book": lambda: ClosedBookFilter(needs(models, "closed_book").guessers, f.closed_book.similarity),
+        "judge": lambda: JudgeFilter(needs(models, "judge").judge, rules, f.judge.min_total, f.judge.min_each),
+        "near_duplicate": lambda: NearDuplicateFilter(f.near_duplicate.threshold, f.near_duplicate.model),
+    }
+    return [available[name]() for name in config.filter_order]
+
+
+@dataclass
+class _Models:
+    """The gateways of an LLM run, sharing one response cache."""
+
+    generator: LLMGateway | None
+    guessers: list[LLMGateway]
+    judge: LLMGateway
+    cache: ResponseCache
+
+    @classmethod
+    def open(cls, config: SynthConfig) -> _Models | None:
+        llm, seed = config.llm, config.dataset.seed
+        if llm is None:
+            return None
+        cache = ResponseCache(llm.cache_path())
+
+        def gateway(stage):
+            return LLMGateway(llm.model_config_for(stage, seed), cache, jitter_seed=seed)
+
+        return cls(gateway(llm.generator) if llm.generator else None, [gateway(g) for g in llm.guessers], gateway(llm.judge), cache)
+
+    def usage(self) -> dict[str, StageUsage]:
+        """Usage summed over the gateways, per stage."""
+        total: dict[str, StageUsage] = {}
+        for gateway in [*([self.generator] if self.generator else []), *self.guessers, self.judge]:
+            for stage, u in gateway.usage.items():
+                t = total.setdefault(stage, StageUsage())
+                for name in StageUsage.model_fields:
+                    setattr(t, name, getattr(t, name) + getattr(u, name))
+        return total
 
 
 class SynthResult(BaseModel):
@@ -115,19 +184,25 @@ def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Pro
     plans = plan_cells(kg, config, rules)
     if not plans:
         raise KgsynthError("the graph gives no scenario for the configured shapes, difficulties and formats")
-    with _frozen():
-        languages = config.dataset.languages
-        per_cell = max(1, config.dataset.n // (len(languages) * len(plans)))
-        triples = _triples(kg)  # a full count: once per run
-        filters = make_filters(config, rules)
-        wanted = per_cell * len(plans) * len(languages)
-        with _Work(out / ".work", _run_key(config, triples)) as work:
-            for plan in plans:
-                for record, lines in _run_cell(plan, work, per_cell, filters, config):
-                    work.append(record, lines)
-                    if progress:
-                        progress(min(work.items, wanted), wanted)
-        result = _assemble(out, work, config, per_cell, plans, kg, triples)
+    models = _Models.open(config)
+    try:
+        with _frozen():
+            languages = config.dataset.languages
+            per_cell = max(1, config.dataset.n // (len(languages) * len(plans)))
+            triples = _triples(kg)  # a full count: once per run
+            wording = _Wording(config, rules, make_filters(config, rules, kg, models), models)
+            wanted = per_cell * len(plans) * len(languages)
+            with _Work(out / ".work", _run_key(config, triples)) as work:
+                wording.recall(work)
+                for plan in plans:
+                    for record, lines in _run_cell(plan, work, per_cell, wording):
+                        work.append(record, lines)
+                        if progress:
+                            progress(min(work.items, wanted), wanted)
+            result = _assemble(out, work, config, per_cell, plans, kg, triples, wording.stage_names())
+    finally:
+        if models:
+            models.cache.close()
     shutil.rmtree(out / ".work")
     return result
 
@@ -163,51 +238,205 @@ def _frozen() -> Iterator[None]:
 ItemLines = dict[str, bytes]  # split name -> the item's line in that split's file
 
 
-def _run_cell(
-    plan: CellPlan, work: _Work, per_cell: int, filters: list[ItemFilter], config: SynthConfig
-) -> Iterator[tuple[dict, list[ItemLines]]]:
+@dataclass
+class _Outcome:
+    """What wording and filtering made of one scenario."""
+
+    items: list[Item] = field(default_factory=list)  # all its items, when they all passed
+    rejections: list[dict] = field(default_factory=list)
+    reached: Counter[str] = field(default_factory=Counter)  # stage -> its items that reached it
+
+
+class _Wording:
+    """The wording phase's machinery: template or LLM verbaliser, the filter cascade with
+    near-duplicates decided scenario by scenario, and the usage each batch costs."""
+
+    def __init__(self, config: SynthConfig, rules: dict[str, Rule], filters: list[ItemFilter], models: _Models | None):
+        self.config, self.models = config, models
+        self.near_duplicate = next((f for f in filters if isinstance(f, NearDuplicateFilter)), None)
+        self.filters = [f for f in filters if f is not self.near_duplicate]
+        generator = models.generator if models else None
+        offline = [f for f in self.filters if f.name in OFFLINE_FILTERS]
+        self.verbaliser = generator and LLMVerbaliser(generator, config.llm.attempts, check=lambda item: _first_reason(item, offline))
+        # one scenario at a time without models: nothing to gain from batches, and the
+        # cascade then judges every language of a scenario (the reasons are all reported)
+        self.batch = config.llm.batch if models else 1
+        self.seconds: Counter[str] = Counter()
+        self._usage_seen: dict[str, StageUsage] = {}
+
+    def stage_names(self) -> list[str]:
+        """Stages in the order items meet them: with a generator, the offline filters check
+        the template draft first (a draft that fails them is not worth a call)."""
+        names = [f.name for f in self.filters]
+        if self.verbaliser:
+            names.insert(len(self._before_wording()), VERBALISE)
+        return names + ([self.near_duplicate.name] if self.near_duplicate else [])
+
+    def _before_wording(self) -> list[ItemFilter]:
+        return [f for f in self.filters if f.name in OFFLINE_FILTERS] if self.verbaliser else []
+
+    def recall(self, work: _Work) -> None:
+        """Give the near-duplicate filter the items a stopped run had kept, in order."""
+        if self.near_duplicate is None:
+            return
+        for record, lines in work.records(with_lines=True):
+            if lines is not None:
+                self.near_duplicate.remember([item_from_row(json.loads(line)) for line in lines["items"].splitlines()])
+
+    def run(self, batch: Sequence[tuple[int, Scenario]], cell: str) -> list[_Outcome]:
+        """Word and filter a batch of scenarios; outcomes in batch order."""
+        config, languages = self.config, self.config.dataset.languages
+        outcomes = [_Outcome() for _ in batch]
+        drafts: list[tuple[int, Item]] = []
+        for k, (_, scenario) in enumerate(batch):
+            try:
+                drafts += [(k, make_item(scenario, lang, config.dialogue, config.dataset.seed)) for lang in languages]
+            except VerbaliserError as e:  # e.g. no distractor line free of the scenario's labels
+                outcomes[k].rejections.append({"item_id": None, "scenario_id": scenario.id, "language": None, "cell": cell,
+                                               "filter": "verbaliser", "reason": str(e)})
+        together = (lambda item: item.metadata.scenario_id) if self.models else None
+        by_scenario = {scenario.id: k for k, (_, scenario) in enumerate(batch)}
+        counts = Counter(k for k, _ in drafts)
+        items = [item for _, item in drafts]
+        if self.verbaliser:
+            items = self._cascade(items, self._before_wording(), together, outcomes, by_scenario)
+            items = self._reword(batch, [(by_scenario[i.metadata.scenario_id], i) for i in items], outcomes, cell)
+        rest = [f for f in self.filters if f not in self._before_wording()]
+        for item in self._cascade(items, rest, together, outcomes, by_scenario):
+            outcomes[by_scenario[item.metadata.scenario_id]].items.append(item)
+        stages = [name for name in self.stage_names() if not self.near_duplicate or name != self.near_duplicate.name]  # see keep()
+        for k, outcome in enumerate(outcomes):
+            outcome.reached.update(_filter_counts(counts[k], outcome.rejections, stages, together is not None))
+            if len(outcome.items) != len(languages):
+                outcome.items = []
+        return outcomes
+
+    def _cascade(self, items: list[Item], filters: list[ItemFilter], together, outcomes: list[_Outcome], by_scenario) -> list[Item]:
+        result = apply_filters(items, filters, together)
+        self.seconds.update(result.seconds)
+        for r in result.rejected:
+            outcomes[by_scenario[r.scenario_id]].rejections.append(r.model_dump())
+        return result.kept
+
+    def _reword(self, batch, drafts: list[tuple[int, Item]], outcomes: list[_Outcome], cell: str) -> list[tuple[int, Item]]:
+        started = time.perf_counter()
+        results = self.verbaliser.reword([Draft(batch[k][1], item) for k, item in drafts])
+        self.seconds[VERBALISE] += time.perf_counter() - started
+        reworded, failed = [], set()
+        for (k, item), outcome in zip(drafts, results, strict=True):
+            if isinstance(outcome, str):
+                failed.add(k)
+                outcomes[k].rejections.append({"item_id": item.id, "scenario_id": item.metadata.scenario_id, "language": item.language,
+                                               "cell": cell, "filter": VERBALISE, "reason": outcome})
+            else:
+                reworded.append((k, outcome))
+        return [item for k, item in reworded if k not in failed]
+
+    def keep(self, outcome: _Outcome) -> bool:
+        """The last check, scenario by scenario in order: near-duplicates of kept items."""
+        if not outcome.items:
+            return False
+        if self.near_duplicate is None:
+            return True
+        started = time.perf_counter()
+        name = self.near_duplicate.name
+        outcome.reached[name] += len(outcome.items)
+        reasons = self.near_duplicate.reasons(outcome.items)
+        for item, reason in zip(outcome.items, reasons, strict=True):
+            if reason:
+                outcome.rejections.append(rejection(item, name, reason).model_dump())
+        kept = not any(reasons)
+        if kept:
+            self.near_duplicate.remember(outcome.items)
+        else:
+            outcome.items = []
+        self.seconds[name] += time.perf_counter() - started
+        return kept
+
+    def usage_since_last(self) -> dict[str, dict]:
+        """Calls, tokens and seconds per stage since the previous call (for the progress log)."""
+        delta: dict[str, dict] = {}
+        current = self.models.usage() if self.models else {}
+        for stage, u in current.items():
+            before = self._usage_seen.get(stage, StageUsage())
+            d = {name: getattr(u, name) - getattr(before, name) for name in StageUsage.model_fields}
+            if any(d.values()):
+                delta[stage] = d
+        self._usage_seen = {stage: u.model_copy() for stage, u in current.items()}
+        for stage, seconds in self.seconds.items():
+            if seconds:
+                delta.setdefault(stage, {})["wall_seconds"] = seconds
+        self.seconds = Counter()
+        return delta
+
+
+def _first_reason(item: Item, filters: Sequence[ItemFilter]) -> str | None:
+    for f in filters:
+        reason = f.reason(item)
+        if reason:
+            return f"{f.name}: {reason}"
+    return None
+
+
+def _run_cell(plan: CellPlan, work: _Work, per_cell: int, wording: _Wording) -> Iterator[tuple[dict, list[ItemLines]]]:
     """Records of the cell's scenarios not processed yet, each with its items' lines when
-    kept, then the cell's closing record."""
+    kept, then the cell's closing record (with the chosen scenarios: the best by judge
+    score when more than ``per_cell`` were collected)."""
+    config = wording.config
     version, seed = config.dataset.version, config.dataset.seed
     if plan.key in work.closed:
         return
     if len(plan.scenarios) < per_cell:  # cannot fill even if every scenario passed: no wording spent
-        yield {"cell": plan.key, "closed": 0, "available": len(plan.scenarios)}, []
+        yield {"cell": plan.key, "closed": 0, "available": len(plan.scenarios), "chosen": []}, []
         return
-    kept = work.kept[plan.key]
+    target = math.ceil(per_cell * config.filters.top_n_pool)
+    todo = []
     for index, scenario in enumerate(plan.scenarios):
-        if kept >= per_cell:
-            break
         if (plan.key, index) in work.processed:
             if work.processed[(plan.key, index)] != scenario.id:
                 raise KgsynthError(f"{work.path.parent.parent} holds a run whose scenarios differ from this graph's; use a new --out or delete it")
-            continue
-        record = {"cell": plan.key, "index": index, "scenario_id": scenario.id}
-        try:
-            items = [make_item(scenario, lang, config.dialogue, config.dataset.seed) for lang in config.dataset.languages]
-        except VerbaliserError as e:  # e.g. no distractor line free of the scenario's labels
-            rejection = {"item_id": None, "scenario_id": scenario.id, "language": None, "cell": plan.key, "filter": "verbaliser", "reason": str(e)}
-            yield record | {"rejections": [rejection], "filter_in": {}}, []
-            continue
-        passed, rejections = apply_filters(items, filters)
-        lines = []
-        if len(passed) == len(items):
-            kept += 1
-            record["languages"] = [item.language for item in items]
-            lines = [split_lines(row_from_dump(item.model_dump(mode="json"), version, seed)) for item in items]
-        record["rejections"] = [r.model_dump() for r in rejections]
-        record["filter_in"] = _filter_counts(items, rejections, filters)
-        yield record, lines
-    yield {"cell": plan.key, "closed": kept, "available": len(plan.scenarios)}, []
+        else:
+            todo.append((index, scenario))
+    collected = work.candidates[plan.key]
+    while todo and len(collected) < target:
+        size = min(wording.batch, target - len(collected))  # never word more than could still be kept
+        batch, todo = todo[:size], todo[size:]
+        for (index, scenario), outcome in zip(batch, wording.run(batch, plan.key), strict=True):
+            record = {"cell": plan.key, "index": index, "scenario_id": scenario.id}
+            lines = []
+            if wording.keep(outcome):
+                record["languages"] = [item.language for item in outcome.items]
+                reviews = [item.review.total for item in outcome.items if item.review]
+                if reviews:
+                    record["score"] = sum(reviews)
+                lines = [split_lines(row_from_dump(item.model_dump(mode="json"), version, seed)) for item in outcome.items]
+            record["rejections"] = outcome.rejections
+            record["filter_in"] = dict(outcome.reached)
+            yield record, lines
+        if wording.models:  # after every batch: a killed run keeps the count of what it spent
+            yield from _usage_record(wording)
+    yield from _usage_record(wording)
+    best = sorted(collected, key=lambda c: (-c[1], c[0]))[:per_cell] if len(collected) >= per_cell else []
+    yield {"cell": plan.key, "closed": len(best) or len(collected), "available": len(plan.scenarios),
+           "chosen": sorted(index for index, _ in best)}, []
 
 
-def _filter_counts(items: list[Item], rejections: list, filters: list[ItemFilter]) -> dict[str, int]:
-    """How many of these items reached each filter (the cascade stops at the first rejection)."""
-    counts, remaining = {}, len(items)
-    dropped = Counter(r.filter for r in rejections)
-    for f in filters:
-        counts[f.name] = remaining
-        remaining -= dropped[f.name]
+def _usage_record(wording: _Wording) -> Iterator[tuple[dict, list[ItemLines]]]:
+    usage = wording.usage_since_last()
+    if usage:
+        yield {"usage": usage}, []
+
+
+def _filter_counts(items: int, rejections: list[dict], stages: list[str], together: bool) -> dict[str, int]:
+    """How many of a scenario's items reached each stage: the cascade stops an item at its
+    first rejection, and with ``together`` all of the scenario's items at the first one."""
+    counts, remaining = {}, items
+    dropped = Counter(r["filter"] for r in rejections)
+    for name in stages:
+        if remaining == 0:
+            break
+        counts[name] = remaining
+        remaining = 0 if together and dropped[name] else remaining - dropped[name]
     return counts
 
 
@@ -221,7 +450,7 @@ class _Work:
         folder.mkdir(parents=True, exist_ok=True)
         self.processed: dict[tuple[str, int], str] = {}  # -> scenario id
         self.closed: dict[str, dict] = {}
-        self.kept: Counter[str] = Counter()
+        self.candidates: dict[str, list[tuple[int, int]]] = defaultdict(list)  # cell -> (index, judge score) kept so far
         self.items = 0
         self.spooled: Counter[str] = Counter()  # bytes per split that the log accounts for
         if self.path.exists():
@@ -252,7 +481,7 @@ class _Work:
         if "index" in record:
             self.processed[(record["cell"], record["index"])] = record["scenario_id"]
             if "bytes" in record:
-                self.kept[record["cell"]] += 1
+                self.candidates[record["cell"]].append((record["index"], record.get("score", 0)))
                 self.items += len(record["languages"])
                 self.spooled.update(record["bytes"])
         elif "closed" in record:
@@ -300,29 +529,32 @@ def _run_key(config: SynthConfig, triples: int) -> str:
 
 
 def _assemble(
-    out: Path, work: _Work, config: SynthConfig, per_cell: int, plans: list[CellPlan], kg: KnowledgeGraph, triples: int
+    out: Path, work: _Work, config: SynthConfig, per_cell: int, plans: list[CellPlan], kg: KnowledgeGraph, triples: int,
+    stages: list[str],
 ) -> SynthResult:
     """Write the dataset files from the progress log, in the fixed cell and scenario order."""
     closed = work.closed
     filled = [p.key for p in plans if closed[p.key]["closed"] >= per_cell]
     unfillable = {p.key: closed[p.key]["closed"] for p in plans if p.key not in filled}
+    chosen = {(cell, index) for cell in filled for index in closed[cell]["chosen"]}
     version, seed = config.dataset.version, config.dataset.seed
     counts: Counter[str] = Counter()
     stats = _FilterStats()
-    filled_set = set(filled)
-    # Usually every spooled item is in a filled cell: then each spool is the split's file.
-    whole_spools = all(cell in filled_set for cell, kept in work.kept.items() if kept)
+    # Usually every spooled item is chosen in a filled cell: then each spool is the split's file.
+    whole_spools = all((cell, index) in chosen for cell, candidates in work.candidates.items() for index, _ in candidates)
     with (
         DatasetWriter(out, work.spool_paths if whole_spools else None) as writer,
         JsonlWriter(out / "rejections.jsonl") as rejections,
     ):
         for record, lines in work.records(with_lines=not whole_spools):
+            if "usage" in record:
+                stats.add_usage(record["usage"])
             if "index" not in record:
                 continue
             stats.add(record)
             for r in record["rejections"]:
                 rejections.write(r)
-            if record["cell"] in filled_set and "bytes" in record:
+            if (record["cell"], record["index"]) in chosen:
                 if lines is not None:
                     writer.write_lines(lines)
                 counts.update(f"{record['cell']}/{language}" for language in record["languages"])
@@ -339,21 +571,24 @@ def _assemble(
         "filled_cells": filled,
         "unfillable_cells": unfillable,
         "counts": dict(sorted(counts.items())),
-        "filters": stats.report(config.filters.order),
+        "filters": stats.report(stages),
         "files": files,
     }
     write_json_atomic(out / "manifest.json", manifest)
+    write_json_atomic(out / "filter_report.json", stats.run_report(stages, manifest["items"]))
     return SynthResult(out=out, items=manifest["items"], per_cell=per_cell, filled_cells=filled,
                        unfillable_cells=unfillable, manifest=manifest)
 
 
 class _FilterStats:
-    """Items in and rejected per filter, with rejection reasons counted by kind."""
+    """Items in and rejected per stage, with rejection reasons counted by kind; and the
+    model calls, tokens and seconds each stage cost (over every run that wrote the log)."""
 
     def __init__(self):
         self.seen: Counter[str] = Counter()
         self.rejected: Counter[str] = Counter()
         self.reasons: dict[str, Counter[str]] = defaultdict(Counter)
+        self.usage: dict[str, Counter[str]] = defaultdict(Counter)
 
     def add(self, record: dict) -> None:
         self.seen.update(record["filter_in"])
@@ -361,12 +596,32 @@ class _FilterStats:
             self.rejected[r["filter"]] += 1
             self.reasons[r["filter"]][_reason_kind(r["reason"])] += 1
 
-    def report(self, order: tuple[str, ...]) -> dict:
+    def add_usage(self, usage: dict[str, dict]) -> None:
+        for stage, counts in usage.items():
+            self.usage[stage].update(counts)
+
+    def report(self, stages: list[str]) -> dict:
+        """The deterministic part, for the manifest: items in, rejected, reasons."""
         return {
             name: {"in": self.seen[name], "rejected": self.rejected[name], "pass_rate": _rate(self.seen[name], self.rejected[name]),
                    "reasons": dict(sorted(self.reasons[name].items()))}
-            for name in order
+            for name in stages
         }
+
+    def run_report(self, stages: list[str], accepted: int) -> dict:
+        """The report of the run: per stage the counts above with calls, tokens and time."""
+        report = self.report(stages)
+        for name in stages:
+            u = self.usage.get(name, Counter())
+            report[name]["out"] = report[name]["in"] - report[name]["rejected"]
+            report[name] |= {k: u[k] for k in ("calls", "cache_hits", "failures", "prompt_tokens", "completion_tokens")}
+            report[name]["seconds"] = round(u["wall_seconds"], 3)
+        calls = sum(self.usage[s]["calls"] for s in self.usage)
+        tokens = sum(self.usage[s]["prompt_tokens"] + self.usage[s]["completion_tokens"] for s in self.usage)
+        total = {"accepted_items": accepted, "calls": calls, "tokens": tokens,
+                 "calls_per_accepted_item": round(calls / accepted, 3) if accepted else None,
+                 "tokens_per_accepted_item": round(tokens / accepted, 1) if accepted else None}
+        return {"order": stages, "stages": report, "total": total}
 
 
 def _rate(seen: int, rejected: int) -> float | None:
