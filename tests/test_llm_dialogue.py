@@ -3,6 +3,8 @@ moved, dropped or respaced, a question that loses its entity or names the bridge
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from kgsynth.kg import load_rules
@@ -140,3 +142,59 @@ def test_the_prompt_is_in_the_items_language(drafts):
         system, user = messages(draft)
         cyrillic = sum("\u0400" <= c <= "\u04ff" for c in user["content"].split("\n\n")[0])
         assert (cyrillic > 50) == (draft.item.language == "ru"), system
+
+
+def _date_drafts(demo_kg, lang):
+    config = SynthConfig.model_validate({"dataset": {"formats": ["date"]}})
+    plans = plan_cells(demo_kg, config, load_rules(demo_kg))
+    drafts = [Draft(p.scenarios[0], make_item(p.scenarios[0], lang, DialogueSettings(), 0)) for p in plans]
+    return [d for d in drafts if any(isinstance(f.object.python, dt.date) for f in d.scenario.facts)]
+
+
+def test_a_date_written_another_way_is_put_back_as_written(demo_kg):
+    import datetime as dt_
+
+    checked = 0
+    for lang, writings in (("ru", ("{d.day} {month} {d.year} года", "{d.day}.{d.month:02}.{d.year}")), ("en", ("{d:%Y-%m-%d}",))):
+        for draft in _date_drafts(demo_kg, lang):
+            m = draft.item.metadata
+            for f, (turn, value) in enumerate(zip(m.fact_to_turn, m.fact_values, strict=True)):
+                when = draft.scenario.facts[f].object.python
+                if not isinstance(when, dt_.date) or draft.item.dialogue[turn].text.count(value) != 1:
+                    continue
+                month = value.split()[1] if lang == "ru" else ""
+                for writing in writings:
+                    turns = [t.text for t in draft.item.dialogue]
+                    turns[turn] = turns[turn].replace(value, writing.format(d=when, month=month))
+                    item = _apply(draft, turns)
+                    assert not isinstance(item, str), (writing, item)
+                    assert item.dialogue[turn].text == draft.item.dialogue[turn].text
+                    checked += 1
+    assert checked >= 4
+
+
+def test_a_number_regrouped_is_put_back_and_an_ambiguous_one_is_not(demo_kg):
+    from kgsynth.synth.formats import parse_number
+
+    config = SynthConfig.model_validate({"sampling": {"shapes": ["rule_application", "simple", "comparison"]}})
+    plans = plan_cells(demo_kg, config, load_rules(demo_kg))
+    checked = 0
+    for plan in plans:
+        for lang in ("en", "ru"):
+            draft = Draft(plan.scenarios[0], make_item(plan.scenarios[0], lang, DialogueSettings(), 0))
+            m = draft.item.metadata
+            for f, (turn, value) in enumerate(zip(m.fact_to_turn, m.fact_values, strict=True)):
+                python = draft.scenario.facts[f].object.python
+                plain = f"{python}"
+                if parse_number(value) != python or plain == value or draft.item.dialogue[turn].text.count(value) != 1:
+                    continue
+                turns = [t.text for t in draft.item.dialogue]
+                turns[turn] = turns[turn].replace(value, plain)
+                item = _apply(draft, turns)
+                assert not isinstance(item, str), item
+                assert item.dialogue[turn].text == draft.item.dialogue[turn].text
+                twice = list(turns)
+                twice[turn] = f"{turns[turn]} {plain}?"
+                assert _apply(draft, twice) == f"turn {turn + 1} must contain {value!r} exactly"
+                checked += 1
+    assert checked >= 4

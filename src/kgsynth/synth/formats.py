@@ -361,11 +361,21 @@ def _iso_date(text: str) -> dt.date | None:
 
 def _dates_in_text(text: str) -> set[dt.date]:
     """Unambiguous dates in any common writing: ISO-like, D.M.YYYY, or with a month name."""
-    found = [_date(m[1], m[3], m[4]) for m in _ISO_LIKE.finditer(text)]
-    found += [_date(m[3], m[2], m[1]) for m in _DAY_FIRST.finditer(text)]
-    found += [_date(m[3], _MONTHS[m[1].casefold()], m[2]) for m in _MONTH_FIRST.finditer(text)]
-    found += [_date(m[3], _MONTHS[m[2].casefold()], m[1]) for m in _DAY_MONTH.finditer(text)]
-    return {d for d in found if d is not None}
+    return {d for _, _, d in date_spans(text)}
+
+
+def date_spans(text: str) -> list[tuple[int, int, dt.date]]:
+    """Where each unambiguous date is written in ``text``: (start, end, date)."""
+    found = [(m.start(), m.end(), _date(m[1], m[3], m[4])) for m in _ISO_LIKE.finditer(text)]
+    found += [(m.start(), m.end(), _date(m[3], m[2], m[1])) for m in _DAY_FIRST.finditer(text)]
+    found += [(m.start(), m.end(), _date(m[3], _MONTHS[m[1].casefold()], m[2])) for m in _MONTH_FIRST.finditer(text)]
+    found += [(m.start(), m.end(), _date(m[3], _MONTHS[m[2].casefold()], m[1])) for m in _DAY_MONTH.finditer(text)]
+    return [(start, end, d) for start, end, d in found if d is not None]
+
+
+def number_spans(text: str) -> list[tuple[int, int, tuple[Decimal, ...]]]:
+    """Where each number is written in ``text``, with the values it can mean."""
+    return [(m.start(), m.end(), _readings(m)) for m in _NUMBER_IN_TEXT.finditer(text)]
 
 
 def _check_date(text: str, gold: str | list[str]) -> AnswerCheck:

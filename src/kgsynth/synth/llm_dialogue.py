@@ -16,23 +16,26 @@ the item's language (small models answer in the language they are asked in). A f
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 from pydantic import BaseModel, Field, create_model
 from rapidfuzz import fuzz
 
 from kgsynth.llm import LLMGateway, Request
 from kgsynth.synth.dialogue import Dialogue
-from kgsynth.synth.formats import AnswerFormat, normalize_text
+from kgsynth.synth.formats import AnswerFormat, date_spans, normalize_text, number_spans, parse_number
 from kgsynth.synth.item import Item, item_from_dialogue
 from kgsynth.synth.scenario import Scenario
 
 STAGE = "verbalise"
 _SPACES = re.compile(r"[\s\u00a0\u202f\u2009]+")
 _ORDINARY_SPACES = re.compile(r"[ \t\r\n]+")
+_YEAR_WORD = re.compile(r"(?:\s*(?:г\.|года|год)(?!\w))?")  # "2024 года" is the date "2024 г."
 _NAME_PREFIX = re.compile(r"^(?:[A-ZА-ЯЁ][\w-]*\s?){1,2}:\s+")
 NAME_SIMILARITY = 85  # rapidfuzz partial ratio: a Russian name may be inflected ("Ивана Петрова")
 
@@ -103,7 +106,7 @@ class LLMVerbaliser:
         turns = [_without_speaker(_clean(t), turn.text) for t, turn in zip(written.turns, item.dialogue, strict=True)]
         if any(not t for t in turns):
             return "a turn is empty"
-        turns = _restore_values(turns, item)
+        turns = _restore_values(turns, draft)
         reason = (language_problem([*turns, written.question], item.language) or placement_problem(turns, item)
                   or question_problem(_clean(written.question), draft.scenario, item))
         if reason:
@@ -242,18 +245,50 @@ def _distinctive(value: str) -> bool:
     return any(c.isdigit() for c in value) or len(value.split()) > 1
 
 
-def _restore_values(turns: list[str], item: Item) -> list[str]:
-    """Put each fact value back as written where the model only changed its spaces (models
-    write a plain space for the thin space of "1 200")."""
+def _restore_values(turns: list[str], draft: Draft) -> list[str]:
+    """Put each fact value back as written where the model wrote the same value another
+    way: a plain number regrouped ("21366" or "21 366" for "21,366" or the thin-spaced
+    "21 366"), a date in another form ("21 ноября 2024 года", "2024-11-21"), other spaces
+    in money and text ("73 000 руб." with a plain space).
+    Only a value that occurs once in its turn is rewritten; anything else is left for the
+    checks to reject."""
+    item = draft.item
     out = []
-    spaced = [v for v in item.metadata.fact_values if _SPACES.search(v)]
-    for text in turns:
-        for value in spaced:
+    for k, text in enumerate(turns):
+        for f in item.dialogue[k].facts:
+            value = item.metadata.fact_values[f]
             if value not in text:
-                pattern = r"[\s\u00a0\u202f\u2009]*".join(re.escape(part) for part in _SPACES.split(value))
-                text = re.sub(pattern, lambda _, v=value: v, text, count=1)
+                text = _rewrite_value(text, value, draft.scenario.facts[f].object)
         out.append(text)
     return out
+
+
+def _rewrite_value(text: str, value: str, node) -> str:
+    spans = _respaced(text, value) or _same_value(text, value, node)
+    if len(spans) != 1:
+        return text
+    start, end = spans[0]
+    return text[:start] + value + text[end:]
+
+
+def _respaced(text: str, value: str) -> list[tuple[int, int]]:
+    """Where ``value``'s words occur with other spaces between them."""
+    if not _SPACES.search(value):
+        return []
+    pattern = r"[\s\u00a0\u202f\u2009]+".join(re.escape(part) for part in _SPACES.split(value))
+    return [m.span() for m in re.finditer(pattern, text)]
+
+
+def _same_value(text: str, value: str, node) -> list[tuple[int, int]]:
+    """Where the node's date, or plain number, is written in any form the checker reads."""
+    python = node.python if node.kind == "literal" else None
+    if isinstance(python, dt.datetime):
+        python = python.date()
+    if isinstance(python, dt.date):
+        return [(start, _YEAR_WORD.match(text, end).end()) for start, end, d in date_spans(text) if d == python]
+    if isinstance(python, int | Decimal) and not isinstance(python, bool) and parse_number(value) == python:
+        return [(start, end) for start, end, readings in number_spans(text) if python in readings]
+    return []
 
 
 def _without_speaker(text: str, template: str) -> str:
