@@ -121,8 +121,7 @@ def test_a_killed_run_resumes_reusing_the_cache(clean_run, tmp_path):
 def test_a_generator_that_breaks_the_plan_is_retried_then_rejected_with_the_reason(demo_kg, tmp_path):
     dataset = {"n": 4, "difficulties": ["easy"], "formats": ["number"]}
     with FaultInjectingServer(functools.partial(fake_stage_reply, drop_values=True)) as server:
-        config = SynthConfig.model_validate({"dataset": dataset, "sampling": {"subgraphs_per_shape": 40},
-                                             "llm": {"base_url": server.base_url, "cache": str(tmp_path / "c.sqlite"), "attempts": 2}})
+        config = SynthConfig.model_validate({"dataset": dataset, "llm": {"base_url": server.base_url, "cache": str(tmp_path / "c.sqlite"), "attempts": 2}})
         result = synthesize(demo_kg, config, tmp_path / "out")
         generations = [r for r in server.requests if r["messages"][0]["content"] in {w["system"] for w in PROMPT.values()}]
     assert result.items == 0 and result.unfillable_cells
@@ -131,6 +130,8 @@ def test_a_generator_that_breaks_the_plan_is_retried_then_rejected_with_the_reas
     assert worded and all("must contain" in r["reason"] for r in worded)
     assert {r["filter"] for r in rejections} - {"verbalise"} <= {"structure", "rule_leakage", "answer_stated"}  # drafts never sent
     assert len(generations) == 2 * len(worded)  # exactly `attempts` generations per item
+    tried = Counter((r["cell"], r["scenario_id"]) for r in rejections)
+    assert set(Counter(cell for cell, _ in tried).values()) == {5}  # llm.cell_budget x the 1 scenario each cell needs
     retry = next(r for r in generations if len(r["messages"]) > 2)
     feedback = retry["messages"][-1]["content"]
     assert ("breaks a rule: turn" in feedback or "нарушает правило (turn" in feedback) and "must contain" in feedback  # the reason went back to the model

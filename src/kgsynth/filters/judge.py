@@ -33,7 +33,7 @@ LANGUAGE_NAMES = {"en": "English", "ru": "Russian"}
 
 
 class Score(BaseModel):
-    rationale: str = Field(description="one short sentence")
+    rationale: str = Field(description="at most ten words")
     score: int = Field(ge=0, le=2, description="2 = yes, 1 = partly, 0 = no")
 
 
@@ -48,7 +48,7 @@ def judge_messages(item: Item, rule: Rule | None) -> list[dict[str, str]]:
     rule_text = (rule.statements.get(item.language) or rule.statements.get("en") or rule.label) if rule else "none (the answer is a fact of the dialogue)"
     prompt = (
         "You check one item of a reading-comprehension test. Answer each question below about it with "
-        "a one-sentence reason, then a score: 2 = yes, 1 = partly, 0 = no.\n\n"
+        "a reason of at most ten words, then a score: 2 = yes, 1 = partly, 0 = no.\n\n"
         f"Dialogue:\n{item.transcript}\n\n"
         f"Question: {item.question}\nFormat: {item.format_instruction}\nGold answer: {gold}\n"
         f"Rule (known to the reader, not said in the dialogue): {rule_text}\n\n"

@@ -111,6 +111,10 @@ class LLMConfig(_Strict):
     judge: StageModel = StageModel()
     attempts: int = Field(3, ge=1, description="generations per item before it is rejected with the checks' reason")
     batch: int = Field(8, ge=1, description="scenarios worded and filtered together (requests run concurrently)")
+    cell_budget: float = Field(
+        5.0, ge=1, description="most scenarios worded per cell, as a multiple of those it needs: a cell the model cannot "
+        "fill is then reported unfillable instead of spending calls on every scenario it has"
+    )
 
     def model_config_for(self, stage: StageModel, seed: int) -> ModelConfig:
         return ModelConfig(

@@ -397,6 +397,9 @@ def _run_cell(plan: CellPlan, work: _Work, per_cell: int, wording: _Wording) -> 
                 raise KgsynthError(f"{work.path.parent.parent} holds a run whose scenarios differ from this graph's; use a new --out or delete it")
         else:
             todo.append((index, scenario))
+    if config.llm:  # model calls cost money: a cell gets a bounded number of tries
+        tries = math.ceil(target * config.llm.cell_budget) - (len(plan.scenarios) - len(todo))
+        todo = todo[: max(tries, 0)]
     collected = work.candidates[plan.key]
     while todo and len(collected) < target:
         size = min(wording.batch, target - len(collected))  # never word more than could still be kept
