@@ -190,6 +190,8 @@ def test_closed_book_counts_free_text_by_similarity_and_never_guesses_yes_no(all
     assert closed_book.knows(str(text_item.gold), text_item)
     assert closed_book.knows(str(text_item.gold)[:-1], text_item)  # a typo still knows it (ratio >= 90)
     assert not closed_book.knows("something else entirely", text_item)
+    assert closed_book.knows(f"I believe it is {text_item.gold}.", text_item)
+    assert not closed_book.knows(f"I believe it is {text_item.gold}x.", text_item)
     assert not ClosedBookFilter([], similarity=100).knows(str(text_item.gold)[:-1], text_item)
     yes_no = [i for i in all_shape_items if i.answer_format is AnswerFormat.yes_no][:2]
     with FaultInjectingServer(lambda body: "yes") as server:

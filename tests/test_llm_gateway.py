@@ -133,3 +133,13 @@ def test_complete_all_works_inside_a_running_event_loop():
 
     results = asyncio.run(notebook_cell())
     assert [r.value.question for r in results] == ["item 0", "item 1", "item 2"]
+
+
+def test_a_reply_that_never_parses_is_cached_so_a_rerun_asks_nothing(tmp_path):
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    with FaultInjectingServer(lambda body: "not json at all") as server:
+        first = LLMGateway(_config(server, max_retries=2), cache).complete_all(_requests(2))
+        sent = len(server.requests)
+        again = LLMGateway(_config(server, max_retries=2), cache).complete_all(_requests(2))
+        assert len(server.requests) == sent == 2 * 3  # the first run retried; the re-run asked nothing
+    assert all(not r.ok for r in first) and all(not r.ok and r.cached and r.error.endswith("(cached reply)") for r in again)

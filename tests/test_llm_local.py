@@ -104,7 +104,7 @@ def test_kgsynth_synth_with_a_real_model_writes_english_and_russian_items_and_a_
     config = tmp_path / "llm.toml"
     config.write_text(
         '[dataset]\nn = 4\ndifficulties = ["easy"]\nformats = ["number"]\n[sampling]\nsubgraphs_per_shape = 60\n'
-        f'[llm]\ncache = "{tmp_path / "cache.sqlite"}"\nconcurrency = 1\ntimeout_s = 120\n'
+        f'[llm]\ncache = "{tmp_path / "cache.sqlite"}"\nconcurrency = 1\ntimeout_s = 120\nattempts = 1\ncell_budget = 1\n'
         "[filters.judge]\nmin_each = 0\nmin_total = 0\n"
     )
     command = [sys.executable, "-m", "kgsynth.cli", "synth", "--config", str(config), "--llm-base-url", base_url]

@@ -336,6 +336,7 @@ def test_a_scenario_copy_recomputes_what_it_caches(plans):
     ([], "[filters]\norder = ['closed_book']\n", "filter 'closed_book' needs a model"),
     ([], "[filters]\norder = ['judges']\n", "unknown filter 'judges'"),
     ([], "[llm]\nbase_url = 'http://127.0.0.1:1/v1'\nconcurrency = 0\n", "llm.concurrency"),
+    ([], "[llm]\nconcurrency = 2\n", "names no endpoint: set llm.base_url or pass --llm-base-url"),
 ])
 def test_llm_settings_errors_are_one_line(tmp_path, args, config, said):
     (tmp_path / "c.toml").write_text(config)

@@ -4,8 +4,8 @@ the dialogue, and is dropped.
 Each guesser gets only the question and the format instruction. A guess counts as right
 when its value matches the gold by the answer checker (``value_matches``: a guess in the
 wrong format that states the right value still shows the answer is known), or, for free
-text (one token, short text), when its rapidfuzz ratio to the gold or an alias reaches
-``similarity``. Guessers run in turn, each on the items no earlier guesser answered. A
+text (one token, short text), when it contains the gold or an alias as whole words, or its
+rapidfuzz ratio to one reaches ``similarity``. Guessers run in turn, each on the items no earlier guesser answered. A
 guess that failed after the gateway's retries drops nothing (it is counted in the
 gateway's usage).
 
@@ -66,4 +66,8 @@ class ClosedBookFilter(ItemFilter):
             return False
         said = normalize_text(guess)
         golds = [item.gold] if isinstance(item.gold, str) else item.gold
-        return any(fuzz.ratio(said, normalize_text(g)) >= self.similarity for g in [*golds, *item.gold_aliases])
+        for gold in (normalize_text(g) for g in [*golds, *item.gold_aliases]):
+            # "The capital of France is Paris." knows "Paris" as well as "Paris" does
+            if gold and (f" {gold} " in f" {said} " or fuzz.ratio(said, gold) >= self.similarity):
+                return True
+        return False

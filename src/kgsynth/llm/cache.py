@@ -1,7 +1,8 @@
 """A persistent response cache, so a re-run makes no model calls.
 
 Keyed by what determines a response: endpoint, model, messages, sampling parameters and
-the requested output schema (never the API key). Only successful responses are stored.
+the requested output schema (never the API key). Every reply the server gave is stored,
+including one that did not parse (a re-run would get it again); transport failures are not.
 SQLite: one file, safe to reopen after a killed run (every put is committed).
 """
 

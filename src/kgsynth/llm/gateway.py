@@ -134,12 +134,18 @@ class LLMGateway:
         key = cache_key(self._describe(request))
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             usage.cache_hits += 1
-            return self._result(request, hit["text"], cached=True)
+            try:
+                return self._result(request, hit["text"], cached=True)
+            except _Retryable as e:  # a reply that never parsed: asking again would get it again
+                usage.failures += 1
+                return LLMResult(error=f"{self.config.model} at {self.config.base_url}: {e} (cached reply)", cached=True)
         attempts, reason = 0, ""
         for attempt in range(self.config.max_retries + 1):
             attempts = attempt + 1
             try:
                 text, prompt_tokens, completion_tokens = await self._send(client, request, usage)
+                if self.cache is not None:  # every reply the server gave, parsed or not: a re-run asks nothing again
+                    self.cache.put(key, {"text": text})
                 result = self._result(request, text, attempts=attempts)
             except _Retryable as e:
                 reason = str(e)
@@ -149,10 +155,7 @@ class LLMGateway:
             except _Permanent as e:
                 reason = str(e)
                 break
-            result = result.model_copy(update={"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens})
-            if self.cache is not None:
-                self.cache.put(key, {"text": text})
-            return result
+            return result.model_copy(update={"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens})
         usage.failures += 1
         return LLMResult(error=f"{self.config.model} at {self.config.base_url}: {reason}", attempts=attempts)
 

@@ -100,7 +100,7 @@ class LLMConfig(_Strict):
     """Models behind OpenAI-compatible endpoints: a generator that words the dialogues,
     closed-book guessers and a judge. The API key is read from ``api_key_env``."""
 
-    base_url: str
+    base_url: str | None = Field(None, description="required here or as kgsynth synth --llm-base-url")
     api_key_env: str = "OPENAI_API_KEY"
     cache: str | None = Field(None, description="response cache file (default: ~/.cache/kgsynth/llm-cache.sqlite)")
     concurrency: int = Field(4, ge=1)
