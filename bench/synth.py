@@ -84,7 +84,7 @@ def _naive(plans, config: SynthConfig, rules, items_wanted: int, path: Path) -> 
     for plan in plans:
         for scenario in plan.scenarios:
             items = [make_item(scenario, lang, config.dialogue, config.dataset.seed) for lang in config.dataset.languages]
-            passed, _ = apply_filters(items, filters)
+            passed = apply_filters(items, filters).kept
             kept += [i.model_dump(mode="json") for i in passed]
             if len(kept) >= items_wanted:
                 break

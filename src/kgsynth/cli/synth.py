@@ -36,6 +36,8 @@ def synth(
         "llm": _llm_section(cfg.llm, llm_base_url, llm_model),
     }
     cfg = SynthConfig.model_validate(cfg.model_copy(update=updates).model_dump())
+    if cfg.llm:
+        cfg.llm.require_endpoint()  # before the progress bar, so the error stays one line
     kg = KnowledgeGraph.load(*cfg.graph.paths, lang=cfg.graph.label_languages)
     columns = (TextColumn("items"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=_err, transient=True) as bar:

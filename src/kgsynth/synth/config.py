@@ -123,6 +123,11 @@ class LLMConfig(_Strict):
             max_retries=self.max_retries, concurrency=self.concurrency,
         )
 
+    def require_endpoint(self) -> None:
+        stages = [*([self.generator] if self.generator else []), *self.guessers, self.judge]
+        if not self.base_url and not all(stage.base_url for stage in stages):
+            raise KgsynthError("the [llm] section names no endpoint: set llm.base_url or pass --llm-base-url")
+
     def cache_path(self) -> Path:
         if self.cache:
             return Path(self.cache).expanduser()

@@ -147,8 +147,7 @@ class _Models:
         llm, seed = config.llm, config.dataset.seed
         if llm is None:
             return None
-        if not llm.base_url and not all(s.base_url for s in [*([llm.generator] if llm.generator else []), *llm.guessers, llm.judge]):
-            raise KgsynthError("the [llm] section names no endpoint: set llm.base_url or pass --llm-base-url")
+        llm.require_endpoint()
         cache = ResponseCache(llm.cache_path())
 
         def gateway(stage):
