@@ -191,7 +191,7 @@ def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Pro
             languages = config.dataset.languages
             per_cell = max(1, config.dataset.n // (len(languages) * len(plans)))
             triples = _triples(kg)  # a full count: once per run
-            wording = _Wording(config, rules, make_filters(config, rules, kg, models), models)
+            wording = _Wording(config, make_filters(config, rules, kg, models), models)
             wanted = per_cell * len(plans) * len(languages)
             with _Work(out / ".work", _run_key(config, triples)) as work:
                 wording.recall(work)
@@ -252,7 +252,7 @@ class _Wording:
     """The wording phase's machinery: template or LLM verbaliser, the filter cascade with
     near-duplicates decided scenario by scenario, and the usage each batch costs."""
 
-    def __init__(self, config: SynthConfig, rules: dict[str, Rule], filters: list[ItemFilter], models: _Models | None):
+    def __init__(self, config: SynthConfig, filters: list[ItemFilter], models: _Models | None):
         self.config, self.models = config, models
         self.near_duplicate = next((f for f in filters if isinstance(f, NearDuplicateFilter)), None)
         self.filters = [f for f in filters if f is not self.near_duplicate]
