@@ -65,7 +65,6 @@ def rejection(item: Item, filter_name: str, reason: str) -> Rejection:
 class CascadeResult:
     kept: list[Item]
     rejected: list[Rejection]
-    reached: Counter[str] = field(default_factory=Counter)  # filter -> items it looked at
     seconds: Counter[str] = field(default_factory=Counter)
 
 
@@ -79,7 +78,6 @@ def apply_filters(
     result = CascadeResult(kept=list(items), rejected=[])
     for f in filters:
         started = time.perf_counter()
-        result.reached[f.name] += len(result.kept)
         passed, failed_groups = [], set()
         for item, reason in zip(result.kept, f.reasons(result.kept), strict=True):
             if reason is None:

@@ -5,9 +5,9 @@ Each guesser gets only the question and the format instruction. A guess counts a
 when its value matches the gold by the answer checker (``value_matches``: a guess in the
 wrong format that states the right value still shows the answer is known), or, for free
 text (one token, short text), when it contains the gold or an alias as whole words, or its
-rapidfuzz ratio to one reaches ``similarity``. Guessers run in turn, each on the items no earlier guesser answered. A
-guess that failed after the gateway's retries drops nothing (it is counted in the
-gateway's usage).
+rapidfuzz ratio to one reaches ``similarity``. Guessers run in turn, each on the items no
+earlier guesser answered. A guess that failed after the gateway's retries drops nothing
+(it is counted in the gateway's usage).
 
 Yes/no items are not guessed: a guesser is right half the time by chance, so dropping
 its hits would remove half of them and skew the kept answers towards the guesser's

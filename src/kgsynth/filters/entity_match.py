@@ -26,7 +26,6 @@ from kgsynth.synth.item import Item
 _IRI = re.compile(r"<([^>]*)>")
 _LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _NAMED = {"PERSON", "PER", "ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "KG"}
-_RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 
 
 def item_nodes(item: Item) -> tuple[list[str], list[str]]:

@@ -4,8 +4,9 @@ The judge sees the dialogue, the question, the format instruction, the gold answ
 the rule (it must be able to tell whether the dialogue states it). An item passes when
 its total reaches ``min_total`` and no criterion is below ``min_each``. A passing item
 keeps the scores and rationales (``Item.review``) for top-N selection and for anyone
-auditing the dataset; a rejection names the failing criterion and its rationale. A judge call that failed after the gateway's retries
-rejects the item: an unjudged item cannot be vouched for.
+auditing the dataset; a rejection names the failing criterion and its rationale. A judge
+call that failed after the gateway's retries rejects the item: an unjudged item cannot be
+vouched for.
 """
 
 from __future__ import annotations

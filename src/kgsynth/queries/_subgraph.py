@@ -58,6 +58,10 @@ class Node(BaseModel):
             return ox.Literal(self.value, language=self.lang)
         return ox.Literal(self.value, datatype=ox.NamedNode(self.datatype) if self.datatype else None)
 
+    def label_in(self, lang: str) -> str:
+        """The label in ``lang``, else the display label."""
+        return self.labels.get(lang) or self.label
+
     @property
     def python(self) -> object:
         """Typed value of a literal (Decimal, int, date, ...); the IRI string otherwise."""

@@ -108,7 +108,7 @@ def render_value(fact: Fact, scenario: Scenario, lang: str) -> str:
 
 def _render(node: Node, fact: Fact, scenario: Scenario, lang: str, value: object) -> str:
     if node.kind == "iri":
-        return node.labels.get(lang) or node.label
+        return node.label_in(lang)
     unit = scenario.rule.unit if scenario.rule else None
     if isinstance(value, bool):
         return YES_NO[lang][0 if value else 1]
@@ -323,8 +323,8 @@ class _Writer:
     def _piece(self, args: dict) -> tuple[str, tuple[int, ...]]:
         piece = self.s.pieces[args["piece"]]
         parts = []
-        entity = self.s.entity.labels.get(self.lang) or self.s.entity.label
-        cls = self.s.entity_class and (self.s.entity_class.labels.get(self.lang) or self.s.entity_class.label)
+        entity = self.s.entity.label_in(self.lang)
+        cls = self.s.entity_class and self.s.entity_class.label_in(self.lang)
         a_cls = f"{'an' if cls and cls[0].lower() in 'aeiou' else 'a'} {cls}"
         if piece.name and piece.entity_class:
             parts.append(self._pick("name_class").format(entity=entity, cls=cls, a_cls=a_cls))
@@ -346,14 +346,14 @@ class _Writer:
         relation = self._relation(fact)
         implicit = not explicit and self.named and fact.subject.value == self.s.entity.value
         if not implicit:
-            subject = fact.subject.labels.get(self.lang) or fact.subject.label
+            subject = fact.subject.label_in(self.lang)
             return self._pick("fact_about").format(subject=subject, relation=relation, value=value)
         kind = "fact_again" if fact.relation.value in self.stated else "fact"
         self.stated.add(fact.relation.value)
         return self._pick(kind).format(relation=relation, relation_cap=_cap(relation), value=value)
 
     def _relation(self, fact: Fact) -> str:
-        return fact.relation.labels.get(self.lang) or fact.relation.label
+        return fact.relation.label_in(self.lang)
 
     def _pick(self, kind: str) -> str:
         """A random phrase of ``kind``, not one this dialogue has used yet while others remain."""

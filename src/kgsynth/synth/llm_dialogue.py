@@ -129,7 +129,7 @@ def messages(draft: Draft) -> list[dict[str, str]]:
             text = text.replace(values[f], f"[{values[f]}]", 1)
         lines.append(f"{k}. {turn.speaker}: {text}")
     names = _named_in_question(scenario, item)
-    hidden = [_label(n, item.language) for n in scenario.hidden]
+    hidden = [n.label_in(item.language) for n in scenario.hidden]
     words = PROMPT[item.language]
     asks = words["asks"]
     if names:
@@ -196,7 +196,7 @@ def language_problem(turns: Sequence[str], language: str) -> str | None:
 def placement_problem(turns: Sequence[str], item: Item) -> str | None:
     """Whether each fact value sits in its mapped turn and in no turn the plan kept it out of."""
     m = item.metadata
-    for f, (turn, value) in enumerate(zip(m.fact_to_turn, m.fact_values, strict=True)):
+    for turn, value in zip(m.fact_to_turn, m.fact_values, strict=True):
         if value not in turns[turn]:
             return f"turn {turn + 1} must contain {value!r} exactly"
         if not _distinctive(value):
@@ -216,7 +216,7 @@ def question_problem(question: str, scenario: Scenario, item: Item) -> str | Non
         if fuzz.partial_ratio(normalize_text(name), folded) < NAME_SIMILARITY:
             return f"the question must name {name!r}"
     for node in scenario.hidden:
-        label = _label(node, item.language)
+        label = node.label_in(item.language)
         if label and normalize_text(label) in folded:
             return f"the question names {label!r}, which the dialogue must supply"
     golds = [item.gold] if isinstance(item.gold, str) else list(item.gold)
@@ -231,12 +231,8 @@ def _named_in_question(scenario: Scenario, item: Item) -> list[str]:
     """Labels of the scenario's nodes that the template question contains."""
     nodes = [scenario.entity, *(n for f in scenario.facts for n in (f.subject, f.object) if n.kind == "iri")]
     folded = normalize_text(item.question)
-    labels = dict.fromkeys(_label(n, item.language) for n in nodes)
+    labels = dict.fromkeys(n.label_in(item.language) for n in nodes)
     return [label for label in labels if label and normalize_text(label) in folded]
-
-
-def _label(node, lang: str) -> str:
-    return node.labels.get(lang) or node.label
 
 
 def _distinctive(value: str) -> bool:

@@ -202,7 +202,7 @@ class ScenarioBuilder:
     def _topic(self, rule: Rule) -> dict[str, str]:
         if not (rule.domain and rule.category):
             return {lang: rule.iri for lang in self.languages}
-        return {lang: f"{_label(self.node(rule.domain), lang)} / {_label(self.node(rule.category), lang)}" for lang in self.languages}
+        return {lang: f"{self.node(rule.domain).label_in(lang)} / {self.node(rule.category).label_in(lang)}" for lang in self.languages}
 
     def _rule_cell(self, rule: Rule, difficulty: Difficulty, fmt: AnswerFormat) -> Cell:
         """The rule's cell (one object per rule, difficulty and format: scenarios share it)."""
@@ -266,12 +266,12 @@ class ScenarioBuilder:
     def _gold(self, fmt: AnswerFormat, value: object, constraints: Constraints):
         """Canonical gold per language (labels differ by language) and the other labels as aliases."""
         if fmt is AnswerFormat.set:
-            gold = {lang: canonical_gold([_label(n, lang) for n in value], fmt) for lang in self.languages}
+            gold = {lang: canonical_gold([n.label_in(lang) for n in value], fmt) for lang in self.languages}
             return gold, {}
         if isinstance(value, Node):
             if value.kind == "literal":
                 return {lang: canonical_gold(value.python, fmt, constraints) for lang in self.languages}, {}
-            labels = {lang: _label(value, lang) for lang in self.languages}
+            labels = {lang: value.label_in(lang) for lang in self.languages}
             gold = {lang: canonical_gold(labels[lang], fmt) for lang in self.languages}
             aliases = {lang: sorted({v for v in value.labels.values() if v != labels[lang]}) for lang in self.languages}
             return gold, aliases
@@ -330,14 +330,10 @@ def _answer_format(node: Node, languages: tuple[str, ...]) -> AnswerFormat | Non
 
 
 def _text_format(node: Node, languages: tuple[str, ...]) -> AnswerFormat | None:
-    words = [len(_label(node, lang).split()) for lang in languages]
+    words = [len(node.label_in(lang).split()) for lang in languages]
     if all(n == 1 for n in words):
         return AnswerFormat.one_token
     return AnswerFormat.short_text if max(words) <= 4 else None
-
-
-def _label(node: Node, lang: str) -> str:
-    return node.labels.get(lang) or node.label
 
 
 def _label_nodes(kg: KnowledgeGraph, iris: set[str]) -> dict[str, Node]:
@@ -361,7 +357,7 @@ _RATE_QUESTION = {
 
 def _rule_question(rule: Rule, fmt: AnswerFormat, entity: Node, lang: str) -> str:
     rule_label = rule.labels.get(lang) or rule.labels.get("en") or local_name(rule.iri)
-    name = _label(entity, lang)
+    name = entity.label_in(lang)
     if fmt is AnswerFormat.percent:
         return _RATE_QUESTION[lang].format(entity=name, rule=rule_label)
     template = rule.questions.get(lang) or _GENERIC_RULE_QUESTION[lang]
@@ -405,7 +401,7 @@ def _retrieval_question(subgraph: Subgraph, lang: str) -> str:
     template = _RETRIEVAL_QUESTIONS.get(key) or _RETRIEVAL_QUESTIONS[shape]
     slots = {}
     for i, fact in enumerate(subgraph.facts[:2]):
-        slots |= {f"s{i}": _label(fact.subject, lang), f"r{i}": _label(fact.relation, lang), f"o{i}": _label(fact.object, lang)}
+        slots |= {f"s{i}": fact.subject.label_in(lang), f"r{i}": fact.relation.label_in(lang), f"o{i}": fact.object.label_in(lang)}
     if subgraph.shape is Shape.comparison and subgraph.facts[0].object.datatype and "date" in subgraph.facts[0].object.datatype:
         template = {"en": "Which has the later {r0}: {s0} or {s1}?", "ru": "У кого дата «{r0}» позже: у «{s0}» или у «{s1}»?"}
     return template[lang].format(**slots)
@@ -413,10 +409,10 @@ def _retrieval_question(subgraph: Subgraph, lang: str) -> str:
 
 def _multihop_question(subgraph: Subgraph, lang: str) -> str:
     """Describe the chain from the named entity without naming a bridge."""
-    entity = _label(subgraph.mention[0], lang)
+    entity = subgraph.mention[0].label_in(lang)
     first = subgraph.facts[0]
     inverse = first.object.value == subgraph.mention[0].value
-    r = [_label(f.relation, lang) for f in subgraph.facts]
+    r = [f.relation.label_in(lang) for f in subgraph.facts]
     if lang == "ru":
         start = f"то, у чего «{r[0]}» — «{entity}»" if inverse else f"«{r[0]}» у «{entity}»"
         chain = " → ".join(f"«{x}»" for x in r[1:])
