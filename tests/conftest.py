@@ -28,6 +28,17 @@ def demo_kg() -> KnowledgeGraph:
 
 
 @pytest.fixture(scope="session")
+def demo_dataset(demo_kg, tmp_path_factory) -> Path:
+    """The demo graph's smallest balanced dataset: one scenario per cell, en and ru (146 items)."""
+    from kgsynth.synth.config import SynthConfig
+    from kgsynth.synth.pipeline import synthesize
+
+    out = tmp_path_factory.mktemp("demo-dataset") / "dataset"
+    synthesize(demo_kg, SynthConfig.model_validate({"dataset": {"n": 40}}), out)
+    return out
+
+
+@pytest.fixture(scope="session")
 def handmade_kg() -> KnowledgeGraph:
     return KnowledgeGraph.load(DATA / "handmade.ttl")
 

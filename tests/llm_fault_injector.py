@@ -19,7 +19,7 @@ FAULTS = ("429", "500", "stall", "truncated", "not_json")
 
 class FaultInjectingServer:
     """``script``: faults for the first requests, in order ("ok" for a good reply); after
-    it, each request is a fault with probability ``rate`` (seeded). ``reply(request)`` gives
+    it, each request is a fault out of ``faults`` with probability ``rate`` (seeded). ``reply(request)`` gives
     the good reply's content. ``reject_json_schema`` answers HTTP 500 to any request with a
     ``json_schema`` response_format, as llama.cpp's server does."""
 
@@ -31,9 +31,11 @@ class FaultInjectingServer:
         seed: int = 0,
         stall_s: float = 2.0,
         reject_json_schema: bool = False,
+        faults: tuple[str, ...] = FAULTS,
     ):
         self.reply, self.script, self.rate = reply, list(script or []), rate
         self.random, self.stall_s, self.reject_json_schema = random.Random(seed), stall_s, reject_json_schema
+        self.faults = faults
         self.requests: list[dict] = []  # every request body received, in order
         self.headers: list[dict] = []
         self._lock = threading.Lock()
@@ -59,7 +61,7 @@ class FaultInjectingServer:
                 return "reject"
             if self.script:
                 return self.script.pop(0)
-            return self.random.choice(FAULTS) if self.random.random() < self.rate else "ok"
+            return self.random.choice(self.faults) if self.random.random() < self.rate else "ok"
 
     def _handler(self):
         injector = self

@@ -224,3 +224,14 @@ def test_the_judge_keeps_its_scores_on_passing_items_and_a_failed_call_rejects(a
     strict = JudgeFilter(LLMGateway(gateway.config), rules, min_total=12)
     assert strict._verdict(result.kept[0].review) == "judge: total 11 below 12"
     assert JudgeFilter(gateway, rules, min_each=2)._verdict(result.kept[0].review).startswith("judge: dialogue_suffices scored 1")
+
+
+def test_the_judge_states_a_rule_without_statements_by_its_label(currency_items, rules):
+    from kgsynth.filters.judge import judge_messages
+
+    item = currency_items[1]
+    rule = rules[item.metadata.rule_iri]
+    bare = rule.model_copy(update={"statements": {}})
+    prompt = judge_messages(item, bare)[-1]["content"]
+    assert rule.labels[item.language] in prompt and rule.statements[item.language] not in prompt
+    assert rule.statements[item.language] in judge_messages(item, rule)[-1]["content"]

@@ -8,6 +8,7 @@ import typer
 
 from kgsynth import __version__
 from kgsynth.cli import graph
+from kgsynth.cli.evaluate import eval_command, report_command
 from kgsynth.cli.synth import synth
 from kgsynth.errors import KgsynthError
 
@@ -20,6 +21,8 @@ app = typer.Typer(
 )
 app.add_typer(graph.app, name="graph")
 app.command()(synth)
+app.command("eval")(eval_command)
+app.command("report")(report_command)
 
 _debug = False
 

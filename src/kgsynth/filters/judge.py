@@ -46,7 +46,7 @@ def judge_messages(item: Item, rule: Rule | None) -> list[dict[str, str]]:
     language = LANGUAGE_NAMES.get(item.language, item.language)
     criteria = "\n".join(f"- {name}: {text.format(language=language)}" for name, text in RUBRIC.items())
     gold = item.gold if isinstance(item.gold, str) else ", ".join(item.gold)
-    rule_text = (rule.statements.get(item.language) or rule.statements.get("en") or rule.label) if rule else "none (the answer is a fact of the dialogue)"
+    rule_text = (rule.statements.get(item.language) or rule.statements.get("en") or rule.labels.get(item.language) or rule.iri) if rule else "none (the answer is a fact of the dialogue)"
     prompt = (
         "You check one item of a reading-comprehension test. Answer each question below about it with "
         "a reason of at most ten words, then a score: 2 = yes, 1 = partly, 0 = no.\n\n"

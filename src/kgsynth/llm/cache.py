@@ -10,8 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 from pathlib import Path
+
+
+def default_cache_path() -> Path:
+    """``$XDG_CACHE_HOME/kgsynth/llm-cache.sqlite`` (``~/.cache`` without it)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kgsynth" / "llm-cache.sqlite"
 
 
 def cache_key(request: dict) -> str:

@@ -37,6 +37,7 @@ from kgsynth.llm.config import ModelConfig
 
 OUTPUT_MODES = ("json_schema", "json_object", "prompt")
 _REJECTS_FORMAT = (400, 422, 500, 501)  # how servers refuse a response_format they do not support
+_COSTS = ("prompt_tokens", "completion_tokens", "latency_s")
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
@@ -62,6 +63,7 @@ class LLMResult(BaseModel):
     attempts: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    latency_s: float = 0.0  # from the first attempt to the reply, retries included
 
     @property
     def ok(self) -> bool:
@@ -135,17 +137,22 @@ class LLMGateway:
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             usage.cache_hits += 1
             try:
-                return self._result(request, hit["text"], cached=True)
+                result = self._result(request, hit["text"], cached=True)
             except _Retryable as e:  # a reply that never parsed: asking again would get it again
                 usage.failures += 1
                 return LLMResult(error=f"{self.config.model} at {self.config.base_url}: {e} (cached reply)", cached=True)
+            # the first reply's cost, so a cached re-run reports what the answers took
+            return result.model_copy(update={k: hit[k] for k in _COSTS if k in hit})
         attempts, reason = 0, ""
+        started = time.perf_counter()
         for attempt in range(self.config.max_retries + 1):
             attempts = attempt + 1
             try:
                 text, prompt_tokens, completion_tokens = await self._send(client, request, usage)
+                costs = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                         "latency_s": round(time.perf_counter() - started, 3)}
                 if self.cache is not None:  # every reply the server gave, parsed or not: a re-run asks nothing again
-                    self.cache.put(key, {"text": text})
+                    self.cache.put(key, {"text": text, **costs})
                 result = self._result(request, text, attempts=attempts)
             except _Retryable as e:
                 reason = str(e)
@@ -155,7 +162,7 @@ class LLMGateway:
             except _Permanent as e:
                 reason = str(e)
                 break
-            return result.model_copy(update={"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens})
+            return result.model_copy(update=costs)
         usage.failures += 1
         return LLMResult(error=f"{self.config.model} at {self.config.base_url}: {reason}", attempts=attempts)
 

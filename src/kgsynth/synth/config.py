@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import tomllib
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from kgsynth.errors import KgsynthError
 from kgsynth.llm import ModelConfig
+from kgsynth.llm.cache import default_cache_path
 from kgsynth.queries import Shape
 from kgsynth.synth.dialogue import DialogueSettings
 from kgsynth.synth.formats import AnswerFormat
@@ -131,7 +132,7 @@ class LLMConfig(_Strict):
     def cache_path(self) -> Path:
         if self.cache:
             return Path(self.cache).expanduser()
-        return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kgsynth" / "llm-cache.sqlite"
+        return default_cache_path()
 
 
 class SynthConfig(_Strict):
@@ -161,8 +162,11 @@ class SynthConfig(_Strict):
         return FILTERS if self.llm else OFFLINE_FILTERS
 
 
-def load_config(path: str | Path) -> SynthConfig:
-    """Read a TOML (or YAML) config; any error is one line naming the file and the key."""
+_Config = TypeVar("_Config", bound=BaseModel)
+
+
+def load_config(path: str | Path, schema: type[_Config] = SynthConfig) -> _Config:
+    """Read a TOML (or YAML) config into ``schema``; any error is one line naming the file and the key."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -178,7 +182,7 @@ def load_config(path: str | Path) -> SynthConfig:
     except Exception as e:  # noqa: BLE001 - every parser's own error type, reported in one line
         raise KgsynthError(f"config {path} does not parse: {str(e).splitlines()[0]}") from None
     try:
-        return SynthConfig.model_validate(data)
+        return schema.model_validate(data)
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"

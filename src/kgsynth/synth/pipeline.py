@@ -36,6 +36,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 import kgsynth
+from kgsynth._collector import collector_paused
 from kgsynth.errors import KgsynthError
 from kgsynth.filters import (
     AnswerStatedFilter,
@@ -87,7 +88,7 @@ def plan_cells(kg: KnowledgeGraph, config: SynthConfig, rules: dict[str, Rule]) 
     builder = ScenarioBuilder(kg, rules, config.dataset.languages)
     by_cell: dict[str, dict[str, Scenario]] = defaultdict(dict)
     wanted_difficulties, wanted_formats = set(config.dataset.difficulties), set(config.dataset.formats)
-    with _collector_paused():
+    with collector_paused():
         for subgraph in _subgraphs(kg, config):
             for scenario in builder.build(subgraph):
                 cell = scenario.cell
@@ -200,7 +201,7 @@ def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Pro
                         work.append(record, lines)
                         if progress:
                             progress(min(work.items, wanted), wanted)
-            result = _assemble(out, work, config, per_cell, plans, kg, triples, wording.stage_names())
+            result = _assemble(out, work, config, per_cell, plans, kg, triples, wording.stage_names(), rules)
     finally:
         if models:
             models.cache.close()
@@ -208,21 +209,9 @@ def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Pro
     return result
 
 
-# The scenario phase makes ~10^5 objects that live until the run ends and hold no garbage
-# cycles, yet CPython's cyclic collector re-scanned all of them on every full collection:
-# that doubled the phase's time at 1M triples (measured). So the collector is paused while
-# they are built, and they are frozen (kept out of its view) for the wording phase.
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
+# The scenario phase makes ~10^5 objects that live until the run ends: the collector is
+# paused while they are built (kgsynth._collector), and they are frozen (kept out of its
+# view) for the wording phase.
 @contextmanager
 def _frozen() -> Iterator[None]:
     """``gc.freeze()`` for the block, unless the caller froze objects itself (left alone)."""
@@ -534,7 +523,7 @@ def _run_key(config: SynthConfig, triples: int) -> str:
 
 def _assemble(
     out: Path, work: _Work, config: SynthConfig, per_cell: int, plans: list[CellPlan], kg: KnowledgeGraph, triples: int,
-    stages: list[str],
+    stages: list[str], rules: dict[str, Rule],
 ) -> SynthResult:
     """Write the dataset files from the progress log, in the fixed cell and scenario order."""
     closed = work.closed
@@ -562,7 +551,8 @@ def _assemble(
                 if lines is not None:
                     writer.write_lines(lines)
                 counts.update(f"{record['cell']}/{language}" for language in record["languages"])
-    files = {str(p.relative_to(out)): sha256_file(p) for p in sorted([*writer.paths, out / "rejections.jsonl"])}
+    rules_file = _write_rules(out / "private" / "rules.jsonl", rules)
+    files = {str(p.relative_to(out)): sha256_file(p) for p in sorted([*writer.paths, out / "rejections.jsonl", rules_file])}
     manifest = {
         "kgsynth": kgsynth.__version__,
         "version": version,
@@ -582,6 +572,17 @@ def _assemble(
     write_json_atomic(out / "filter_report.json", stats.run_report(stages, manifest["items"]))
     return SynthResult(out=out, items=manifest["items"], per_cell=per_cell, filled_cells=filled,
                        unfillable_cells=unfillable, manifest=manifest)
+
+
+def _write_rules(path: Path, rules: dict[str, Rule]) -> Path:
+    """The graph's rules as stated (private: an evaluation may give a model the rule when
+    no model can know it, e.g. a graph's invented policies)."""
+    with JsonlWriter(path) as writer:
+        for iri in sorted(rules):
+            rule = rules[iri]
+            writer.write({"rule_iri": iri, "kind": rule.kind.value, "labels": dict(sorted(rule.labels.items())),
+                          "statements": dict(sorted(rule.statements.items()))})
+    return path
 
 
 class _FilterStats:

@@ -1,0 +1,104 @@
+"""The evaluation configuration: one pydantic tree, unknown keys rejected, TOML or YAML."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from kgsynth.errors import KgsynthError
+from kgsynth.llm import ModelConfig
+from kgsynth.llm.cache import default_cache_path
+
+Rendering = Literal["transcript", "chat"]
+Baseline = Literal["closed_book", "oracle"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class EvalModel(_Strict):
+    """The model under evaluation, behind an OpenAI-compatible endpoint."""
+
+    model: str = "local"
+    base_url: str | None = Field(None, description="required here or as kgsynth eval --base-url")
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = Field(0.0, ge=0, le=2)
+    max_tokens: int = Field(48, ge=1, description="answers are short; a cap keeps a rambling model cheap")
+    context_tokens: int | None = Field(
+        None, ge=256, description="the model's context window: sweep lengths whose prompt would not fit are skipped"
+    )
+    concurrency: int = Field(4, ge=1)
+    timeout_s: float = Field(120.0, gt=0)
+    max_retries: int = Field(4, ge=0)
+    cache: str | None = Field(None, description="response cache file (default: ~/.cache/kgsynth/llm-cache.sqlite)")
+
+    def gateway_config(self) -> ModelConfig:
+        if not self.base_url:
+            raise KgsynthError("no endpoint for the model under evaluation: pass --base-url or set model.base_url")
+        return ModelConfig(
+            base_url=self.base_url, model=self.model, api_key_env=self.api_key_env, temperature=self.temperature,
+            max_tokens=self.max_tokens, seed=0, timeout_s=self.timeout_s, max_retries=self.max_retries,
+            concurrency=self.concurrency,
+        )
+
+    def cache_path(self) -> Path:
+        return Path(self.cache).expanduser() if self.cache else default_cache_path()
+
+
+class LengthSweep(_Strict):
+    """The same items re-rendered with distractor turns up to each target length (source 001)."""
+
+    targets: tuple[int, ...] = (1000, 2000, 4000, 8000, 16000)
+    items: int = Field(40, ge=1, description="items drawn (seeded) from the dataset for the sweep")
+    break_ratio: float = Field(
+        0.8, gt=0, le=1, description="the break point is the first length whose accuracy falls below this share of the shortest's"
+    )
+
+    @model_validator(mode="after")
+    def _ascending(self) -> LengthSweep:
+        if not self.targets or list(self.targets) != sorted(set(self.targets)):
+            raise ValueError("length_sweep.targets must be distinct token counts in ascending order")
+        return self
+
+
+class PositionSweep(_Strict):
+    """The same items with the whole dialogue moved through padding from start to end (source 004)."""
+
+    depths: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
+    target_tokens: int = Field(1000, ge=1, description="context length every depth is rendered at")
+    items: int = Field(40, ge=1)
+
+    @model_validator(mode="after")
+    def _depths_in_range(self) -> PositionSweep:
+        if not self.depths or any(not 0 <= d <= 1 for d in self.depths) or list(self.depths) != sorted(set(self.depths)):
+            raise ValueError("position_sweep.depths must be distinct shares in [0, 1], ascending")
+        return self
+
+
+class EvalConfig(_Strict):
+    """Everything ``kgsynth eval`` needs besides the dataset."""
+
+    model: EvalModel = EvalModel()
+    rendering: Rendering = Field("transcript", description="the dialogue as one transcript message, or as chat turns")
+    rules: Literal["none", "given"] = Field(
+        "none", description="none: the model must know the rule (the benchmark's premise); given: the item's rule "
+        "statement goes into the system prompt (for graphs whose rules no model can know)"
+    )
+    baselines: tuple[Baseline, ...] = ("closed_book", "oracle")
+    probes: bool = Field(True, description="classify each wrong answer's error source with a fact probe")
+    limit: int | None = Field(None, ge=1, description="evaluate only the first N items")
+    seed: int = 0
+    bootstrap: int = Field(1000, ge=100, description="bootstrap resamples for confidence intervals")
+    confidence: float = Field(0.95, gt=0.5, lt=1)
+    length_sweep: LengthSweep | None = None
+    position_sweep: PositionSweep | None = None
+    batch: int = Field(16, ge=1, description="requests sent together; progress is saved after each batch")
+
+    @model_validator(mode="after")
+    def _probes_need_the_oracle(self) -> EvalConfig:
+        if self.probes and "oracle" not in self.baselines:
+            raise ValueError("probes need the oracle baseline (it is the rule probe): add 'oracle' to baselines or set probes = false")
+        return self

@@ -1,0 +1,58 @@
+"""Per-answer results: one typed row per item and condition (and per fact probe)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from kgsynth._collector import collector_paused
+from kgsynth.synth.export import read_jsonl
+from kgsynth.synth.item import ItemMetadata
+
+RecordCondition = Literal["main", "closed_book", "oracle", "length", "position", "fact_probe"]
+RESULTS_FILE = "results.jsonl"
+RUN_FILE = "run.json"
+
+
+class AnswerRecord(BaseModel):
+    """One model answer and its strict score.
+
+    ``param`` is the target length (``length``), the depth 0..1 (``position``) or the fact
+    index (``fact_probe``). A fact probe's ``value`` is the value asked for and its
+    ``correct`` whether the answer gave it. ``failure`` is set when the request failed
+    after every retry (such rows count in no metric; a re-run asks again).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    key: str
+    item_id: str
+    condition: RecordCondition
+    param: float | None = None
+    model: str
+    rendering: str
+    answer: str | None
+    value: str | None
+    syntactic_ok: bool
+    value_matches: bool
+    correct: bool
+    token_f1: float | None = None
+    error_source: str | None = None
+    failure: str | None = None
+    latency_s: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached: bool = False
+    context_tokens: int  # the shown dialogue's tokens (kgsynth.synth.dialogue.count_tokens)
+    turns: int
+    fact_turn_indices: tuple[int, ...]
+    fact_depth: float | None  # mean fact-turn index over the last index: 0 start, 1 end
+    metadata: ItemMetadata
+
+
+def read_results(folder: Path) -> list[AnswerRecord]:
+    """The rows of ``folder/results.jsonl``."""
+    with collector_paused():  # thousands of models, no cycles: see kgsynth._collector
+        return [AnswerRecord.model_validate(row) for row in read_jsonl(folder / RESULTS_FILE)]

@@ -1,0 +1,285 @@
+"""``kgsynth eval``: run a model on a dataset's items under every configured condition,
+score each answer strictly, probe the wrong ones for their error source, and write the
+per-answer results.
+
+Phases: (1) every planned variant (the items as written; the closed-book and oracle
+baselines; the length and position sweeps) is asked; (2) each wrong answer that is in
+the right format gets fact probes, one per fact value of its dialogue. Requests go to the
+model through ``kgsynth.llm`` (cache, retries, bounded concurrency) in batches; after
+each batch its answers are appended to ``.work/progress.jsonl``, so a stopped run started
+again asks only what is missing. A request that fails after every retry is written as a
+failure row and asked again by the next run. ``results.jsonl`` is written at the end, in
+plan order, the same for the same answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import shutil
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Self
+
+import kgsynth
+from kgsynth.errors import KgsynthError
+from kgsynth.eval import render
+from kgsynth.eval.config import EvalConfig
+from kgsynth.eval.prompts import answer_messages, probe_messages
+from kgsynth.eval.render import Variant
+from kgsynth.eval.results import RESULTS_FILE, RUN_FILE, AnswerRecord
+from kgsynth.eval.scoring import blanked, error_source, item_token_f1, score, value_recalled
+from kgsynth.llm import LLMGateway, LLMResult, Request, ResponseCache
+from kgsynth.synth.export import JsonlWriter, json_line, read_items, read_jsonl, write_json_atomic
+from kgsynth.synth.item import Item
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+# kgsynth.synth.dialogue.count_tokens counts words and punctuation; model tokenizers cut
+# Russian words into more pieces. A sweep length is skipped when this many times its
+# target, plus the prompt around the dialogue, would overflow the model's context.
+MODEL_TOKENS_PER_COUNTED = 1.6
+_PROMPT_OVERHEAD = 200
+
+
+@dataclass(frozen=True)
+class EvalRun:
+    out: Path
+    records: int
+    failures: int
+    skipped_targets: tuple[int, ...]
+    usage: dict[str, dict]
+
+
+@dataclass(frozen=True)
+class _Probe:
+    """A fact probe: the item's dialogue, one fact turn with its value blanked out."""
+
+    variant: Variant
+    fact: int
+    value: str
+    messages: list[dict[str, str]]
+
+    @property
+    def key(self) -> str:
+        return f"{self.variant.item.id}/fact_probe/{self.fact}"
+
+
+def evaluate(dataset: Path, config: EvalConfig, out: Path, progress: Progress | None = None) -> EvalRun:
+    """Evaluate ``config.model`` on the dataset in ``dataset``; write ``out/results.jsonl``
+    and ``out/run.json`` (resuming an unfinished run in ``out``)."""
+    items = load_items(dataset, config.limit)
+    manifest = json.loads((dataset / "manifest.json").read_text(encoding="utf-8"))
+    rules = load_rules(dataset) if config.rules == "given" else {}
+    gateway = LLMGateway(config.model.gateway_config(), ResponseCache(config.model.cache_path()))
+    variants, skipped = plan_variants(items, config)
+    try:
+        with _Log(out / ".work", _run_key(config, manifest)) as log:
+            failed = _ask(gateway, variants, log, config, "answer", lambda v: answer_messages(v, config.rendering, rule_statement(v.item, rules)), progress)
+            probes = list(_probes(items, log.done, config)) if config.probes else []
+            failed |= _ask(gateway, probes, log, config, "fact_probe", lambda p: p.messages, progress)
+            records = _assemble([*variants, *probes], log.done | failed, items)
+    finally:
+        gateway.cache.close()
+    with JsonlWriter(out / RESULTS_FILE) as writer:
+        for record in records:
+            writer.write(record.model_dump(mode="json"))
+    usage = {stage: u.model_dump() for stage, u in gateway.usage.items()}
+    write_json_atomic(out / RUN_FILE, {
+        "kgsynth": kgsynth.__version__,
+        "dataset": str(dataset),
+        "config": json.loads(config.model_dump_json()),
+        "manifest": manifest,
+        "skipped_targets": list(skipped),
+        "usage": usage,
+    })
+    shutil.rmtree(out / ".work")
+    return EvalRun(out, len(records), sum(1 for r in records if r.failure), skipped, usage)
+
+
+# ---------------------------------------------------------------------------- inputs
+def require_dataset(dataset: Path) -> None:
+    """Fail in one line unless ``dataset`` holds a finished dataset's items and manifest."""
+    for name in ("items.jsonl", "manifest.json"):
+        if not (dataset / name).is_file():
+            raise KgsynthError(f"{dataset} is not a kgsynth dataset: {dataset / name} is missing (write one with kgsynth synth)")
+
+
+def load_items(dataset: Path, limit: int | None = None) -> list[Item]:
+    require_dataset(dataset)
+    path = dataset / "items.jsonl"
+    items = list(read_items(path))
+    if not items:
+        raise KgsynthError(f"{path} holds no items")
+    return items[:limit] if limit else items
+
+
+def load_rules(dataset: Path) -> dict[str, dict[str, str]]:
+    """Rule IRI -> language -> statement, from the dataset's ``private/rules.jsonl``."""
+    path = dataset / "private" / "rules.jsonl"
+    if not path.is_file():
+        raise KgsynthError(f"rules = 'given' needs {path}; datasets written by kgsynth 0.1 lack it: write the dataset again")
+    return {row["rule_iri"]: row["statements"] for row in read_jsonl(path)}
+
+
+def rule_statement(item: Item, rules: dict[str, dict[str, str]]) -> str | None:
+    iri = item.metadata.rule_iri
+    if not rules or iri is None:
+        return None
+    statements = rules.get(iri) or {}
+    return statements.get(item.language) or statements.get("en")
+
+
+def plan_variants(items: Sequence[Item], config: EvalConfig) -> tuple[list[Variant], tuple[int, ...]]:
+    """Every (item, condition) to ask, in a fixed order; and the sweep lengths skipped
+    because they would not fit the model's context."""
+    variants = [render.main(i) for i in items]
+    if "closed_book" in config.baselines:
+        variants += [render.closed_book(i) for i in items]
+    if "oracle" in config.baselines:
+        variants += [render.oracle(i) for i in items]
+    skipped: tuple[int, ...] = ()
+    if sweep := config.length_sweep:
+        targets = [t for t in sweep.targets if _fits(t, config)]
+        skipped = tuple(t for t in sweep.targets if t not in targets)
+        variants += [render.stretched(i, t, config.seed) for i in _sample(items, sweep.items, config.seed) for t in targets]
+    if sweep := config.position_sweep:
+        if not _fits(sweep.target_tokens, config):
+            raise KgsynthError(f"position_sweep.target_tokens = {sweep.target_tokens} does not fit model.context_tokens = {config.model.context_tokens}")
+        variants += [render.placed(i, sweep.target_tokens, d, config.seed)
+                     for i in _sample(items, sweep.items, config.seed) for d in sweep.depths]
+    return variants, skipped
+
+
+def _fits(target: int, config: EvalConfig) -> bool:
+    window = config.model.context_tokens
+    return window is None or target * MODEL_TOKENS_PER_COUNTED + _PROMPT_OVERHEAD + config.model.max_tokens <= window
+
+
+def _sample(items: Sequence[Item], k: int, seed: int) -> list[Item]:
+    """The sweeps' items: the same seeded draw for both sweeps, in dataset order."""
+    chosen = sorted(random.Random(f"{seed}:sweep").sample(range(len(items)), min(k, len(items))))
+    return [items[i] for i in chosen]
+
+
+def _probes(items: Sequence[Item], done: dict[str, AnswerRecord], config: EvalConfig) -> Iterator[_Probe]:
+    """Fact probes for each main answer that is wrong but in the asked format."""
+    for item in items:
+        record = done.get(f"{item.id}/main")
+        if record is None or record.correct or not record.syntactic_ok:
+            continue
+        variant = render.main(item)
+        for fact, value in enumerate(item.metadata.fact_values):
+            if found := blanked(item, fact):
+                turn, masked = found
+                yield _Probe(variant, fact, value, probe_messages(variant, config.rendering, turn, masked))
+
+
+# ---------------------------------------------------------------------------- asking
+def _ask(gateway: LLMGateway, todo: Sequence, log: _Log, config: EvalConfig, stage: str, messages, progress) -> dict[str, AnswerRecord]:
+    """Ask what the log lacks, batch by batch; answers go to the log, failures are returned by key."""
+    pending = [t for t in todo if t.key not in log.done]
+    failed: dict[str, AnswerRecord] = {}
+    for start in range(0, len(pending), config.batch):
+        batch = pending[start : start + config.batch]
+        results = gateway.complete_all([Request(messages(t), stage=stage) for t in batch])
+        for thing, result in zip(batch, results, strict=True):
+            record = _record(thing, result, config)
+            if result.ok:
+                log.append(record)
+            else:
+                failed[thing.key] = record
+        if progress:
+            progress(stage, start + len(batch), len(pending))
+    return failed
+
+
+def _record(thing: Variant | _Probe, result: LLMResult, config: EvalConfig) -> AnswerRecord:
+    variant = thing.variant if isinstance(thing, _Probe) else thing
+    item = variant.item
+    if isinstance(thing, _Probe):
+        recalled = result.ok and value_recalled(result.text, thing.value)
+        verdict = {"value": thing.value, "syntactic_ok": recalled, "value_matches": recalled, "correct": recalled}
+        condition, param = "fact_probe", float(thing.fact)
+    else:
+        check = score(item, result.text if result.ok else None)
+        verdict = {"value": check.value, "syntactic_ok": check.syntactic_ok, "value_matches": check.value_matches,
+                   "correct": check.correct, "token_f1": item_token_f1(item, result.text) if result.ok else None}
+        condition, param = variant.condition, variant.param
+    return AnswerRecord(
+        key=thing.key, item_id=item.id, condition=condition, param=param, model=config.model.model,
+        rendering=config.rendering, answer=result.text, failure=result.error, latency_s=result.latency_s,
+        prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens, cached=result.cached,
+        context_tokens=variant.context_tokens, turns=len(variant.turns), fact_turn_indices=variant.fact_turn_indices,
+        fact_depth=variant.fact_depth, metadata=item.metadata, **verdict,
+    )
+
+
+def _assemble(asked: Sequence[Variant | _Probe], answers: dict[str, AnswerRecord], items: Sequence[Item]) -> list[AnswerRecord]:
+    """Every answer (or failure) in plan order; main rows get their error source."""
+    probed: dict[str, list[bool]] = {}
+    for thing in asked:
+        record = answers[thing.key]
+        if record.condition == "fact_probe" and not record.failure:
+            probed.setdefault(record.item_id, []).append(record.correct)
+    by_id = {item.id: item for item in items}
+    records = []
+    for thing in asked:
+        record = answers[thing.key]
+        if record.condition == "main" and not record.failure:
+            oracle = answers.get(f"{record.item_id}/oracle")
+            oracle_correct = oracle.correct if oracle and not oracle.failure else None
+            item = by_id[record.item_id]
+            source = error_source(score(item, record.answer), item, probed.get(record.item_id), oracle_correct)
+            record = record.model_copy(update={"error_source": source})
+        records.append(record)
+    return records
+
+
+# ---------------------------------------------------------------------------- progress log
+class _Log:
+    """The answers so far, one JSON line each; the first line names the run."""
+
+    def __init__(self, folder: Path, run_key: str):
+        folder.mkdir(parents=True, exist_ok=True)
+        self.path = folder / "progress.jsonl"
+        self.done: dict[str, AnswerRecord] = {}
+        _drop_partial_line(self.path)
+        rows = list(read_jsonl(self.path)) if self.path.exists() else []
+        if rows and rows[0].get("run") != run_key:
+            raise KgsynthError(f"{folder.parent} holds an unfinished evaluation with another config or dataset; use a new --out or delete it")
+        for row in rows[1:]:
+            record = AnswerRecord.model_validate(row)
+            self.done[record.key] = record
+        self._file = self.path.open("ab")
+        if not rows:
+            self._write({"run": run_key})
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._file.close()
+
+    def append(self, record: AnswerRecord) -> None:
+        self._write(record.model_dump(mode="json"))
+        self.done[record.key] = record
+
+    def _write(self, row: dict) -> None:
+        self._file.write(json_line(row))
+        self._file.flush()
+
+
+def _drop_partial_line(path: Path) -> None:
+    """A killed writer can leave half a line; cut it so appends start on a fresh line."""
+    if path.exists() and (data := path.read_bytes()) and not data.endswith(b"\n"):
+        path.write_bytes(data[: data.rfind(b"\n") + 1])
+
+
+def _run_key(config: EvalConfig, manifest: dict) -> str:
+    """What a resumed run must share with the stopped one: the answers' config and the dataset."""
+    settings = config.model_dump(mode="json", exclude={"batch": True, "bootstrap": True, "confidence": True, "model": {
+        "base_url", "api_key_env", "concurrency", "timeout_s", "max_retries", "cache"}})
+    content = json.dumps([kgsynth.__version__, settings, manifest.get("files")], sort_keys=True)
+    return hashlib.sha256(content.encode()).hexdigest()[:16]

@@ -1,0 +1,98 @@
+"""Strict scoring of one answer, token-F1, the fact probe's check and the error source.
+
+Correctness is the answer-format checker's (``kgsynth.synth.formats.check_answer``, the
+one implementation): syntactically in the format AND the value matches the gold.
+
+Error source of a wrong answer, from measurements rather than guesses:
+
+- ``format``: the answer is not in the asked format (whatever its value);
+- ``fact_extraction``: the fact probe failed: asked only for an episodic value of the
+  dialogue (its turn quoted with the value blanked out), the model did not give it;
+- ``rule_application``: the facts were extracted, but the model also fails the oracle,
+  the question asked on the fact turns alone: it cannot apply the rule even to clean
+  facts (``reasoning`` for retrieval items, which have no rule);
+- ``combination``: every probe passes: the model gets each part right alone and the
+  whole wrong, in the full dialogue;
+- ``unprobed``: no probe result (probes off, or no fact value could be blanked).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from rapidfuzz import fuzz
+
+from kgsynth.synth.dialogue import Turn
+from kgsynth.synth.formats import AnswerCheck, AnswerFormat, check_answer, dates_in, normalize_text, numbers_in
+from kgsynth.synth.item import Item
+from kgsynth.synth.scenario import NO_RULE
+
+ERROR_SOURCES = ("format", "fact_extraction", "rule_application", "reasoning", "combination", "unprobed")
+TEXT_FORMATS = frozenset({AnswerFormat.one_token, AnswerFormat.short_text, AnswerFormat.set})
+_TOKEN = re.compile(r"[^\W_]+")
+BLANK = "___"  # stands for the value a fact probe asks for
+
+
+def score(item: Item, answer: str | None) -> AnswerCheck:
+    return check_answer(answer or "", item.answer_format, item.gold, item.constraints, aliases=item.gold_aliases)
+
+
+def token_f1(answer: str | None, gold: str | Sequence[str]) -> float:
+    """SQuAD-style token F1 between the normalised answer and gold (a set gold's items joined)."""
+    gold_text = gold if isinstance(gold, str) else " ".join(gold)
+    predicted = _TOKEN.findall(normalize_text(answer or ""))
+    wanted = _TOKEN.findall(normalize_text(gold_text))
+    common = sum((Counter(predicted) & Counter(wanted)).values())
+    if not predicted or not wanted or not common:
+        return float(predicted == wanted)
+    precision, recall = common / len(predicted), common / len(wanted)
+    return 2 * precision * recall / (precision + recall)
+
+
+def item_token_f1(item: Item, answer: str | None) -> float | None:
+    """Token-F1 for text and set answers; None for the formats F1 does not suit."""
+    if item.answer_format not in TEXT_FORMATS:
+        return None
+    return max(token_f1(answer, g) for g in [item.gold, *item.gold_aliases])
+
+
+def blanked(item: Item, fact: int) -> tuple[Turn, str] | None:
+    """The turn stating fact ``fact``'s final value, with that value replaced by ``___``."""
+    m = item.metadata
+    if fact >= len(m.fact_to_turn):
+        return None
+    turn, value = item.dialogue[m.fact_to_turn[fact]], m.fact_values[fact]
+    if not value or value not in turn.text:
+        return None
+    return turn, turn.text.replace(value, BLANK, 1)
+
+
+def value_recalled(answer: str | None, value: str) -> bool:
+    """Whether a probe answer gives ``value`` (as the dialogue wrote it): the same date,
+    the same number, or the same text (ratio >= 90 after normalising)."""
+    answer = answer or ""
+    if dates := dates_in(value):
+        return bool(dates & dates_in(answer))
+    if numbers := numbers_in(value):
+        return bool(numbers & numbers_in(answer))
+    want, got = normalize_text(value), normalize_text(answer)
+    return bool(want) and (want in got or fuzz.ratio(want, got) >= 90)
+
+
+def error_source(check: AnswerCheck, item: Item, facts_recalled: Sequence[bool] | None, oracle_correct: bool | None) -> str | None:
+    """See the module docstring; None for a correct answer."""
+    if check.correct:
+        return None
+    if not check.syntactic_ok:
+        return "format"
+    if not facts_recalled:
+        return "unprobed"
+    if not all(facts_recalled):
+        return "fact_extraction"
+    if oracle_correct is None:
+        return "unprobed"
+    if not oracle_correct:
+        return "reasoning" if item.metadata.rule_kind == NO_RULE else "rule_application"
+    return "combination"
