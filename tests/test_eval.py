@@ -90,10 +90,14 @@ def test_the_transcript_rendering_is_one_message_and_chat_one_per_turn(items):
     assert item.transcript in messages[1]["content"]
     assert messages[1]["content"].endswith(f"{item.question}\n{item.format_instruction}")
     chat = answer_messages(variant, "chat")
-    assert len(chat) == len(item.dialogue) + 2 and "правило" not in chat[0]["content"]
+    assert "правило" not in chat[0]["content"] and chat[-1]["role"] == "user"
+    roles = [m["role"] for m in chat[1:]]
+    assert roles[0] == "user" and all(a != b for a, b in zip(roles, roles[1:], strict=False))  # strict alternation
+    ask = f"{PROMPT['ru']['question'].format(question=item.question, instruction=item.format_instruction)}"
+    assert chat[-1]["content"].endswith(ask)
+    shown = [(m["role"], line) for m in chat[1:] for line in m["content"].removesuffix(ask).strip("\n").split("\n") if line]
     first = item.dialogue[0].speaker
-    for message, turn in zip(chat[1:-1], item.dialogue, strict=True):
-        assert message == {"role": "user" if turn.speaker == first else "assistant", "content": f"{turn.speaker}: {turn.text}"}
+    assert shown == [("user" if t.speaker == first else "assistant", f"{t.speaker}: {t.text}") for t in item.dialogue]
     closed = answer_messages(render.closed_book(item), "chat")
     assert [m["role"] for m in closed] == ["system", "user"] and closed[0]["content"] == PROMPT["ru"]["closed_book"]
 
@@ -142,12 +146,15 @@ def test_the_error_source_follows_the_probes(items):
     item = next(i for i in items if i.answer_format is AnswerFormat.currency)
     right, wrong_value, wrong_format = score(item, item.gold), score(item, "1"), score(item, "about one rouble")
     assert not wrong_value.correct and wrong_value.syntactic_ok and not wrong_format.syntactic_ok
-    assert error_source(right, item, None, None) is None
-    assert error_source(wrong_format, item, [True], True) == "format"
-    assert error_source(wrong_value, item, [True, False], True) == "fact_extraction"
-    assert error_source(wrong_value, item, [True], False) == "rule_application"
-    assert error_source(wrong_value, item, [True], True) == "combination"
-    assert error_source(wrong_value, item, None, False) == "unprobed"
+    every = dict.fromkeys(range(len(item.metadata.fact_values)), True)
+    assert every and error_source(right, item, {}, None) is None
+    assert error_source(wrong_format, item, every, True) == "format"
+    assert error_source(wrong_value, item, every | {0: False}, True) == "fact_extraction"
+    assert error_source(wrong_value, item, {0: False}, None) == "fact_extraction"  # a failed probe is enough
+    assert error_source(wrong_value, item, every, False) == "rule_application"
+    assert error_source(wrong_value, item, every, True) == "combination"
+    assert error_source(wrong_value, item, {}, False) == "unprobed"  # no probe ran
+    assert error_source(wrong_value, item, every, None) == "unprobed"  # the oracle failed
 
 
 def test_probe_messages_quote_the_blanked_turn(items):
@@ -303,10 +310,13 @@ def _kgsynth(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_command_line_errors_are_one_line(dataset, tmp_path):
+    unfinished = tmp_path / "unfinished"
+    (unfinished / ".work").mkdir(parents=True)
     cases = [
         (["eval", "--dataset", str(dataset)], "no endpoint"),
         (["eval", "--dataset", str(tmp_path), "--base-url", "http://127.0.0.1:9/v1"], "is not a kgsynth dataset"),
         (["report", str(tmp_path)], "is not a finished kgsynth eval run"),
+        (["report", str(unfinished)], "holds an unfinished kgsynth eval run"),
     ]
     for args, message in cases:
         result = _kgsynth(*args)

@@ -179,8 +179,12 @@ def test_position_curve_by_depth_and_by_turn(meta):
     ]
     curve = position_curve(rows)
     assert [(p.x, p.metrics.accuracy.mean) for p in curve.by_depth] == [(0.0, 1.0), (1.0, 0.0)]
-    assert [(p.metrics.group, p.x, p.metrics.n) for p in curve.by_turn] == [
-        ("turns 0", 0.5, 1), ("turns 2-3", 3.0, 1), ("turns 4-7", 4.75, 2), ("turns 32-63", 41.0, 1)
+    # with a position sweep, the by-turn curve is the sweep's alone (main rows are shorter)
+    assert [(p.metrics.group, p.x, p.metrics.n) for p in curve.by_turn] == [("turns 0", 0.5, 1), ("turns 32-63", 41.0, 1)]
+    without_sweep = position_curve([r for r in rows if r.condition == "main"])
+    assert without_sweep.by_depth == ()
+    assert [(p.metrics.group, p.x, p.metrics.n) for p in without_sweep.by_turn] == [
+        ("turns 2-3", 3.0, 1), ("turns 4-7", 4.75, 2)
     ]
 
 

@@ -124,7 +124,8 @@ RUN = {
     "config": {"model": {"model": "qwen2.5-7b-instruct", "base_url": "http://127.0.0.1:8080/v1"}, "seed": 0},
     "dataset": "out/dataset",
     "manifest": {"version": "0.1.0", "seed": 0, "counts": {"items": 300}, "files": ["items.jsonl"]},
-    "usage": {"calls": 2140, "cache_hits": 300, "tokens": 1_234_567, "seconds": 812.5},
+    "usage": {"answer": {"calls": 2000, "cache_hits": 300, "prompt_tokens": 1_200_000, "seconds": 800.0},
+              "fact_probe": {"calls": 140, "cache_hits": 0, "prompt_tokens": 34_567, "seconds": 12.5}},
 }
 
 

@@ -22,7 +22,7 @@ def eval_command(
     concurrency: int | None = typer.Option(None, "--concurrency", help="Requests in flight at once (default 4)."),
     config: Path | None = typer.Option(None, "--config", help="A TOML or YAML evaluation config (see configs/eval_*.toml)."),
     out: Path = typer.Option(Path("out/eval"), "--out", help="Results folder; an unfinished run there is resumed."),
-    limit: int | None = typer.Option(None, "--limit", help="Evaluate only the first N items."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="Evaluate only the first N items."),
 ) -> None:
     """Ask a model every item (and the baselines, sweeps and probes), score strictly, write results and a report."""
     cfg = load_config(config, EvalConfig) if config else EvalConfig()

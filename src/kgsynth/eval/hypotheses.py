@@ -160,7 +160,8 @@ def fit_logit(y: np.ndarray, predictors: dict[str, np.ndarray], clusters: np.nda
             raise Untestable(f"the logistic regression could not be fitted ({type(error).__name__}: {error}); a group "
                              "or predictor range whose answers are all right or all wrong does this") from None
     params, cov = np.asarray(result.params), np.asarray(result.cov_params())
-    if not (np.all(np.isfinite(params)) and np.all(np.isfinite(cov))) or np.any(np.abs(params[1:]) > SEPARATION_COEF):
+    separated = np.any(np.abs(params[1:]) > SEPARATION_COEF) or np.any(np.sqrt(np.abs(np.diag(cov))) > SEPARATION_COEF)
+    if not (np.all(np.isfinite(params)) and np.all(np.isfinite(cov))) or separated:
         raise Untestable("a predictor (nearly) separates right from wrong answers, so its effect is not finite")
     return LogitFit(("const", *predictors), params, cov, int(y.size))
 

@@ -411,9 +411,10 @@ def length_curve(
 def position_curve(
     records: Sequence[AnswerRecord] | Answers, *, confidence: float = 0.95, bootstrap: int = 1000, seed: int = 0
 ) -> PositionCurve | None:
-    """Accuracy by depth (``position`` rows) and by the fact turns' mean absolute index
-    (``main`` and ``position`` rows, in power-of-two bins of turns, each point at its rows'
-    mean index); None when neither has a point."""
+    """Accuracy by depth (``position`` rows) and by the fact turns' mean absolute index (the
+    ``position`` rows, or the ``main`` rows without a sweep: never both, whose lengths
+    differ; power-of-two bins of turns, each point at its rows' mean index); None when
+    neither has a point."""
     answers = Answers.of(records)
     depths = answers.of_condition("position")
     by_depth = curve_points(
@@ -426,7 +427,7 @@ def position_curve(
             metrics=group_metrics(members, f"turns {label}", confidence=confidence, bootstrap=bootstrap,
                                   seed=_derive(seed, "turn")),
         )
-        for label, members in grouped(answers.of_condition("main", "position"), "turn_bin")
+        for label, members in grouped(depths if len(depths) else answers.of_condition("main"), "turn_bin")
     )
     return PositionCurve(by_depth=by_depth, by_turn=by_turn) if by_depth or by_turn else None
 

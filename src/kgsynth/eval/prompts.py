@@ -1,10 +1,11 @@
 """The messages a model under evaluation gets, in the item's language.
 
 Two renderings of the dialogue: ``transcript`` puts it into one user message as
-``Speaker: words`` lines; ``chat`` sends each turn as its own chat message (the first
-speaker's turns as ``user``, the others' as ``assistant``, each prefixed with the
-speaker's name, since chat roles hold two parties and a dialogue may have three),
-then the question as a last user message.
+``Speaker: words`` lines; ``chat`` sends the turns as chat messages, the first speaker's
+as ``user`` and the others' as ``assistant`` (chat roles hold two parties and a dialogue
+may have three), each line prefixed with the speaker's name, then the question as a user
+message. Neighbouring turns of the same role share one message, so user and assistant
+alternate, as strict chat templates (Mistral, Gemma) require.
 """
 
 from __future__ import annotations
@@ -60,7 +61,10 @@ def _with_dialogue(turns: tuple[Turn, ...], text: dict[str, str], rendering: Ren
     if rendering == "transcript":
         return [*messages, {"role": "user", "content": f"{text['conversation']}\n{transcript(turns)}\n\n{ask}"}]
     first = turns[0].speaker
-    for turn in turns:
-        role = "user" if turn.speaker == first else "assistant"
-        messages.append({"role": role, "content": f"{turn.speaker}: {turn.text}"})
-    return [*messages, {"role": "user", "content": ask}]
+    lines = [("user" if t.speaker == first else "assistant", f"{t.speaker}: {t.text}") for t in turns]
+    for role, content in [*lines, ("user", ask if lines[-1][0] == "assistant" else f"\n{ask}")]:
+        if messages[-1]["role"] == role:
+            messages[-1] = {"role": role, "content": f"{messages[-1]['content']}\n{content}"}
+        else:
+            messages.append({"role": role, "content": content})
+    return messages

@@ -36,7 +36,7 @@ class Variant:
     @property
     def key(self) -> str:
         """Names the variant in results and progress files."""
-        return f"{self.item.id}/{self.condition}" + ("" if self.param is None else f"/{self.param:g}")
+        return f"{self.item.id}/{self.condition}" + ("" if self.param is None else f"/{self.param!r}")
 
     @property
     def context_tokens(self) -> int:

@@ -150,12 +150,15 @@ def headline(m: Metrics, run: dict) -> str:
     ]
     if m.length is not None:
         bp = m.length.break_point
-        cards.append(card("break point", DASH if bp is None else f"{bp:,.0f}", "tokens" if bp else "no break"))
+        detail = "tokens" if bp else ("not measurable: 0% at the shortest" if not m.length.reference_accuracy else "no break")
+        cards.append(card("break point", DASH if bp is None else f"{bp:,.0f}", detail))
     if m.item_variance is not None:
         cards.append(card("item variance", num(m.item_variance), "across sweep renderings"))
     sub = f"rendering: {m.rendering} · dataset: {run.get('dataset', DASH)}"
-    if usage:
-        sub += f" · {usage.get('calls', 0):,} calls, {usage.get('cache_hits', 0):,} cached"
+    if usage:  # per stage: {"answer": {...}, "fact_probe": {...}}
+        calls = sum(stage.get("calls", 0) for stage in usage.values())
+        hits = sum(stage.get("cache_hits", 0) for stage in usage.values())
+        sub += f" · {calls:,} model calls, {hits:,} answers from the cache"
     return (f"<header><h1>{escape(m.model)}</h1><p class=sub>{escape(sub)}</p>"
             f"<div class=cards>{''.join(cards)}</div></header>")
 
@@ -217,8 +220,12 @@ def length_section(curve: LengthCurve | None) -> str:
         return ""
     marks = [curve.break_point is not None and p.x == curve.break_point for p in curve.points]
     threshold = None if curve.reference_accuracy is None else curve.break_ratio * curve.reference_accuracy
-    bp = "no break point: accuracy stayed above the threshold" if curve.break_point is None else (
-        f"break point at {curve.break_point:,.0f} tokens (highlighted)")
+    if curve.break_point is not None:
+        bp = f"break point at {curve.break_point:,.0f} tokens (highlighted)"
+    elif not curve.reference_accuracy:
+        bp = "no break point can be measured: accuracy is 0 at the shortest length already"
+    else:
+        bp = "no break point: accuracy stayed above the threshold"
     notes = [(f"Reference accuracy (shortest length): {pct(curve.reference_accuracy)}; threshold "
               f"{curve.break_ratio:.0%} of it = {pct(threshold)}; {bp}.")]
     if curve.skipped_targets:
@@ -321,6 +328,8 @@ class BuiltReport:
 def build_report(folder: Path) -> BuiltReport:
     """Metrics, plots and ``report.html`` from a results folder written by ``kgsynth eval``
     (no model calls: everything comes from ``results.jsonl`` and ``run.json``)."""
+    if (folder / ".work").exists():
+        raise KgsynthError(f"{folder} holds an unfinished kgsynth eval run: run the same kgsynth eval command again to finish it")
     try:
         run = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
     except FileNotFoundError:

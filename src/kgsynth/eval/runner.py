@@ -79,12 +79,9 @@ def evaluate(dataset: Path, config: EvalConfig, out: Path, progress: Progress | 
             failed = _ask(gateway, variants, log, config, "answer", lambda v: answer_messages(v, config.rendering, rule_statement(v.item, rules)), progress)
             probes = list(_probes(items, log.done, config)) if config.probes else []
             failed |= _ask(gateway, probes, log, config, "fact_probe", lambda p: p.messages, progress)
-            records = _assemble([*variants, *probes], log.done | failed, items)
+            records = _assemble([*variants, *probes], log.done | failed)
     finally:
         gateway.cache.close()
-    with JsonlWriter(out / RESULTS_FILE) as writer:
-        for record in records:
-            writer.write(record.model_dump(mode="json"))
     usage = {stage: u.model_dump() for stage, u in gateway.usage.items()}
     write_json_atomic(out / RUN_FILE, {
         "kgsynth": kgsynth.__version__,
@@ -94,7 +91,10 @@ def evaluate(dataset: Path, config: EvalConfig, out: Path, progress: Progress | 
         "skipped_targets": list(skipped),
         "usage": usage,
     })
-    shutil.rmtree(out / ".work")
+    with JsonlWriter(out / RESULTS_FILE) as writer:
+        for record in records:
+            writer.write(record.model_dump(mode="json"))
+    shutil.rmtree(out / ".work")  # only now is the run finished (kgsynth report refuses a folder with .work)
     return EvalRun(out, len(records), sum(1 for r in records if r.failure), skipped, usage)
 
 
@@ -216,22 +216,20 @@ def _record(thing: Variant | _Probe, result: LLMResult, config: EvalConfig) -> A
     )
 
 
-def _assemble(asked: Sequence[Variant | _Probe], answers: dict[str, AnswerRecord], items: Sequence[Item]) -> list[AnswerRecord]:
+def _assemble(asked: Sequence[Variant | _Probe], answers: dict[str, AnswerRecord]) -> list[AnswerRecord]:
     """Every answer (or failure) in plan order; main rows get their error source."""
-    probed: dict[str, list[bool]] = {}
+    probed: dict[str, dict[int, bool]] = {}  # item id -> fact -> recalled, for the probes answered
     for thing in asked:
         record = answers[thing.key]
         if record.condition == "fact_probe" and not record.failure:
-            probed.setdefault(record.item_id, []).append(record.correct)
-    by_id = {item.id: item for item in items}
+            probed.setdefault(record.item_id, {})[int(record.param)] = record.correct
     records = []
     for thing in asked:
         record = answers[thing.key]
         if record.condition == "main" and not record.failure:
             oracle = answers.get(f"{record.item_id}/oracle")
-            oracle_correct = oracle.correct if oracle and not oracle.failure else None
-            item = by_id[record.item_id]
-            source = error_source(score(item, record.answer), item, probed.get(record.item_id), oracle_correct)
+            oracle_value_right = oracle.value_matches if oracle and not oracle.failure else None
+            source = error_source(record, thing.item, probed.get(record.item_id, {}), oracle_value_right)
             record = record.model_copy(update={"error_source": source})
         records.append(record)
     return records

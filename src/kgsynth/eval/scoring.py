@@ -6,24 +6,26 @@ one implementation): syntactically in the format AND the value matches the gold.
 Error source of a wrong answer, from measurements rather than guesses:
 
 - ``format``: the answer is not in the asked format (whatever its value);
-- ``fact_extraction``: the fact probe failed: asked only for an episodic value of the
+- ``fact_extraction``: a fact probe failed: asked only for an episodic value of the
   dialogue (its turn quoted with the value blanked out), the model did not give it;
-- ``rule_application``: the facts were extracted, but the model also fails the oracle,
-  the question asked on the fact turns alone: it cannot apply the rule even to clean
-  facts (``reasoning`` for retrieval items, which have no rule);
+- ``rule_application``: every fact was extracted, but the oracle's value is wrong too
+  (the question asked on the fact turns alone): the model cannot apply the rule even to
+  clean facts (``reasoning`` for retrieval items, which have no rule);
 - ``combination``: every probe passes: the model gets each part right alone and the
   whole wrong, in the full dialogue;
-- ``unprobed``: no probe result (probes off, or no fact value could be blanked).
+- ``unprobed``: a probe is missing (probes off, a fact value that could not be blanked,
+  a probe or oracle request that failed), and none that ran failed.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rapidfuzz import fuzz
 
+from kgsynth.eval.results import AnswerRecord
 from kgsynth.synth.dialogue import Turn
 from kgsynth.synth.formats import AnswerCheck, AnswerFormat, check_answer, dates_in, normalize_text, numbers_in
 from kgsynth.synth.item import Item
@@ -81,18 +83,19 @@ def value_recalled(answer: str | None, value: str) -> bool:
     return bool(want) and (want in got or fuzz.ratio(want, got) >= 90)
 
 
-def error_source(check: AnswerCheck, item: Item, facts_recalled: Sequence[bool] | None, oracle_correct: bool | None) -> str | None:
-    """See the module docstring; None for a correct answer."""
+def error_source(
+    check: AnswerCheck | AnswerRecord, item: Item, facts_recalled: Mapping[int, bool], oracle_value_right: bool | None
+) -> str | None:
+    """See the module docstring; None for a correct answer. ``check``: the answer's verdict;
+    ``facts_recalled``: fact index -> whether its probe gave the value, for the probes that ran."""
     if check.correct:
         return None
     if not check.syntactic_ok:
         return "format"
-    if not facts_recalled:
-        return "unprobed"
-    if not all(facts_recalled):
+    if not all(facts_recalled.values()):
         return "fact_extraction"
-    if oracle_correct is None:
+    if len(facts_recalled) < len(item.metadata.fact_values) or oracle_value_right is None:
         return "unprobed"
-    if not oracle_correct:
+    if not oracle_value_right:  # the value, not the format: an off-format right value applied the rule
         return "reasoning" if item.metadata.rule_kind == NO_RULE else "rule_application"
     return "combination"
