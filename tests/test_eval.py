@@ -21,7 +21,7 @@ from kgsynth.eval.config import EvalConfig, EvalModel, LengthSweep, PositionSwee
 from kgsynth.eval.prompts import PROMPT, answer_messages, probe_messages
 from kgsynth.eval.results import read_results
 from kgsynth.eval.runner import evaluate, load_rules, rule_statement
-from kgsynth.eval.scoring import BLANK, blanked, error_source, score, token_f1, value_recalled
+from kgsynth.eval.scoring import BLANK, blanked, error_source, rule_recalled, score, token_f1, value_recalled
 from kgsynth.synth.dialogue import count_tokens, transcript
 from kgsynth.synth.export import read_items
 from kgsynth.synth.formats import AnswerFormat, check_answer
@@ -155,6 +155,11 @@ def test_the_error_source_follows_the_probes(items):
     assert error_source(wrong_value, item, every, True) == "combination"
     assert error_source(wrong_value, item, {}, False) == "unprobed"  # no probe ran
     assert error_source(wrong_value, item, every, None) == "unprobed"  # the oracle failed
+    assert error_source(wrong_value, item, every, False, rule_known=False) == "rule_knowledge"
+    assert error_source(wrong_value, item, every | {0: False}, False, rule_known=False) == "fact_extraction"
+    statement = "The booking platform charges a service fee of 2% of the booking amount."
+    assert rule_recalled("A 2% fee on the amount.", statement) and not rule_recalled("A 3% fee.", statement)
+    assert rule_recalled("Gold members get free shipping", "Gold members get free shipping.")
 
 
 def test_probe_messages_quote_the_blanked_turn(items):
@@ -331,3 +336,43 @@ def test_command_line_errors_are_one_line(dataset, tmp_path):
 def test_counted_tokens_of_a_variant_are_its_dialogue_s(items):
     variant = render.stretched(items[0], 500, seed=0)
     assert variant.context_tokens == count_tokens(transcript(variant.turns))
+
+
+def test_the_rule_probe_tells_rule_knowledge_from_rule_application(dataset, items, tmp_path):
+    """FAKE replies: a wrong number to every question, the whole conversation to a fact probe
+    (so every value is found), and to the closed-book rule probe either nothing or the
+    rule's statement: the probes then decide the error source."""
+    rules = load_rules(dataset)
+    statement = {i.question: rule_statement(i, rules) for i in items}
+
+    def reply(knows_rules: bool):
+        def answer(body: dict) -> str:
+            ask = body["messages"][-1]["content"]
+            if "___" in ask:
+                return ask
+            rule_probe = next((q for q in statement if ask.startswith(PROMPT["en"]["rule_probe"].split("{")[0]) and q in ask
+                               or ask.startswith(PROMPT["ru"]["rule_probe"].split("{")[0]) and q in ask), None)
+            if rule_probe:
+                return statement[rule_probe] if knows_rules else "I do not know."
+            return "0"
+        return answer
+
+    sources = {}
+    for knows in (False, True):
+        with FaultInjectingServer(reply(knows)) as server:
+            config = _config(server, tmp_path / f"cache-{knows}.sqlite", limit=30, length_sweep=None, position_sweep=None)
+            evaluate(dataset, config, tmp_path / f"out-{knows}")
+        records = read_results(tmp_path / f"out-{knows}")
+        probes = [r for r in records if r.condition == "rule_probe"]
+        assert probes and all(r.correct == knows for r in probes)
+        wrong = [r for r in records if r.condition == "main" and r.syntactic_ok and not r.correct]
+        assert {r.item_id for r in probes} == {r.item_id for r in wrong}
+        sources[knows] = {r.error_source for r in wrong}
+    assert sources == {False: {"rule_knowledge"}, True: {"rule_application"}}
+    with FaultInjectingServer(reply(False)) as server:  # the rule in the prompt: nothing to probe
+        config = _config(server, tmp_path / "cache-given.sqlite", limit=30, length_sweep=None, position_sweep=None,
+                         rules="given")
+        evaluate(dataset, config, tmp_path / "out-given")
+    records = read_results(tmp_path / "out-given")
+    assert not any(r.condition == "rule_probe" for r in records)
+    assert {r.error_source for r in records if r.condition == "main" and r.syntactic_ok and not r.correct} == {"rule_application"}

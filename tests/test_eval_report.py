@@ -125,7 +125,7 @@ RUN = {
     "dataset": "out/dataset",
     "manifest": {"version": "0.1.0", "seed": 0, "counts": {"items": 300}, "files": ["items.jsonl"]},
     "usage": {"answer": {"calls": 2000, "cache_hits": 300, "prompt_tokens": 1_200_000, "seconds": 800.0},
-              "fact_probe": {"calls": 140, "cache_hits": 0, "prompt_tokens": 34_567, "seconds": 12.5}},
+              "probes": {"calls": 140, "cache_hits": 0, "prompt_tokens": 34_567, "seconds": 12.5}},
 }
 
 

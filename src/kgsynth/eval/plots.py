@@ -29,6 +29,7 @@ BASELINE_COLOURS = {"closed_book": "#9aa5b1", "main": ACCURACY, "oracle": "#2a9d
 ERROR_COLOURS = {
     "format": FORMAT_OK,
     "fact_extraction": "#5b8fd9",
+    "rule_knowledge": "#e07b39",
     "rule_application": BREAK,
     "reasoning": "#8e5bd9",
     "combination": "#2a9d74",

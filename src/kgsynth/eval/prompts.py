@@ -13,27 +13,32 @@ from __future__ import annotations
 from kgsynth.eval.config import Rendering
 from kgsynth.eval.render import Variant
 from kgsynth.synth.dialogue import Turn, transcript
+from kgsynth.synth.item import Item
 
 PROMPT = {
     "en": {
         "system": "You read a conversation and answer a question about it. Take the facts from the conversation. "
         "Reply with the answer only, in exactly the format asked for, with no explanation.",
         "closed_book": "Answer the question. Reply with the answer only, in exactly the format asked for, with no explanation.",
+        "closed_book_rule": "Answer from your own knowledge, briefly.",
         "rule": "Rule that applies: {rule}",
         "conversation": "Conversation:",
         "question": "Question: {question}\n{instruction}",
         "probe": "In the conversation, {speaker} says: \"{masked}\"\nWhat stands in place of ___? "
         "Reply with that value only, as the conversation states it.",
+        "rule_probe": "Which rule answers this question: {question}\nState the rule in one sentence, with its numbers.",
     },
     "ru": {
         "system": "Ты читаешь разговор и отвечаешь на вопрос о нём. Факты бери из разговора. "
         "Отвечай только ответом, строго в требуемом формате, без пояснений.",
         "closed_book": "Ответь на вопрос. Отвечай только ответом, строго в требуемом формате, без пояснений.",
+        "closed_book_rule": "Отвечай по своим знаниям, кратко.",
         "rule": "Действующее правило: {rule}",
         "conversation": "Разговор:",
         "question": "Вопрос: {question}\n{instruction}",
         "probe": "В разговоре {speaker} говорит: «{masked}»\nЧто стоит на месте ___? "
         "Ответь только этим значением, как оно сказано в разговоре.",
+        "rule_probe": "Какое правило отвечает на этот вопрос: {question}\nСформулируй правило одним предложением, с его числами.",
     },
 }
 
@@ -49,6 +54,13 @@ def probe_messages(variant: Variant, rendering: Rendering, turn: Turn, masked: s
     """The fact probe: the same dialogue, then only the episodic value of one turn is asked for."""
     text = PROMPT[variant.item.language]
     return _with_dialogue(variant.turns, text, rendering, None, text["probe"].format(speaker=turn.speaker, masked=masked))
+
+
+def rule_probe_messages(item: Item) -> list[dict[str, str]]:
+    """The rule probe, closed book: no dialogue, only which rule answers the question."""
+    text = PROMPT[item.language]
+    return [{"role": "system", "content": text["closed_book_rule"]},
+            {"role": "user", "content": text["rule_probe"].format(question=item.question)}]
 
 
 def _with_dialogue(turns: tuple[Turn, ...], text: dict[str, str], rendering: Rendering, rule: str | None, ask: str):

@@ -155,7 +155,7 @@ def headline(m: Metrics, run: dict) -> str:
     if m.item_variance is not None:
         cards.append(card("item variance", num(m.item_variance), "across sweep renderings"))
     sub = f"rendering: {m.rendering} · dataset: {run.get('dataset', DASH)}"
-    if usage:  # per stage: {"answer": {...}, "fact_probe": {...}}
+    if usage:  # per stage: {"answer": {...}, "probes": {...}}
         calls = sum(stage.get("calls", 0) for stage in usage.values())
         hits = sum(stage.get("cache_hits", 0) for stage in usage.values())
         sub += f" · {calls:,} model calls, {hits:,} answers from the cache"

@@ -11,7 +11,7 @@ from kgsynth._collector import collector_paused
 from kgsynth.synth.export import read_jsonl
 from kgsynth.synth.item import ItemMetadata
 
-RecordCondition = Literal["main", "closed_book", "oracle", "length", "position", "fact_probe"]
+RecordCondition = Literal["main", "closed_book", "oracle", "length", "position", "fact_probe", "rule_probe"]
 RESULTS_FILE = "results.jsonl"
 RUN_FILE = "run.json"
 
@@ -20,8 +20,8 @@ class AnswerRecord(BaseModel):
     """One model answer and its strict score.
 
     ``param`` is the target length (``length``), the depth 0..1 (``position``) or the fact
-    index (``fact_probe``). A fact probe's ``value`` is the value asked for and its
-    ``correct`` whether the answer gave it. ``failure`` is set when the request failed
+    index (``fact_probe``). A probe's ``value`` is what it asked for (the fact value, or the
+    rule's statement for ``rule_probe``) and its ``correct`` whether the answer gave it. ``failure`` is set when the request failed
     after every retry (such rows count in no metric; a re-run asks again).
     """
 

@@ -4,7 +4,8 @@ per-answer results.
 
 Phases: (1) every planned variant (the items as written; the closed-book and oracle
 baselines; the length and position sweeps) is asked; (2) each wrong answer that is in
-the right format gets fact probes, one per fact value of its dialogue. Requests go to the
+the right format gets fact probes, one per fact value of its dialogue, and, unless the
+model was given the rule, a closed-book rule probe. Requests go to the
 model through ``kgsynth.llm`` (cache, retries, bounded concurrency) in batches; after
 each batch its answers are appended to ``.work/progress.jsonl``, so a stopped run started
 again asks only what is missing. A request that fails after every retry is written as a
@@ -27,10 +28,10 @@ import kgsynth
 from kgsynth.errors import KgsynthError
 from kgsynth.eval import render
 from kgsynth.eval.config import EvalConfig
-from kgsynth.eval.prompts import answer_messages, probe_messages
+from kgsynth.eval.prompts import answer_messages, probe_messages, rule_probe_messages
 from kgsynth.eval.render import Variant
 from kgsynth.eval.results import RESULTS_FILE, RUN_FILE, AnswerRecord
-from kgsynth.eval.scoring import blanked, error_source, item_token_f1, score, value_recalled
+from kgsynth.eval.scoring import blanked, error_source, item_token_f1, rule_recalled, score, value_recalled
 from kgsynth.llm import LLMGateway, LLMResult, Request, ResponseCache
 from kgsynth.synth.export import JsonlWriter, json_line, read_items, read_jsonl, write_json_atomic
 from kgsynth.synth.item import Item
@@ -54,16 +55,22 @@ class EvalRun:
 
 @dataclass(frozen=True)
 class _Probe:
-    """A fact probe: the item's dialogue, one fact turn with its value blanked out."""
+    """A fact probe (the item's dialogue, one fact turn with its value blanked out; ``fact``
+    its index) or a rule probe (closed book: state the rule; ``fact`` None). ``value`` is
+    what a right answer gives: the fact value, or the rule's statement."""
 
     variant: Variant
-    fact: int
+    fact: int | None
     value: str
     messages: list[dict[str, str]]
 
     @property
+    def condition(self) -> str:
+        return "rule_probe" if self.fact is None else "fact_probe"
+
+    @property
     def key(self) -> str:
-        return f"{self.variant.item.id}/fact_probe/{self.fact}"
+        return f"{self.variant.item.id}/{self.condition}" + ("" if self.fact is None else f"/{self.fact}")
 
 
 def evaluate(dataset: Path, config: EvalConfig, out: Path, progress: Progress | None = None) -> EvalRun:
@@ -77,8 +84,9 @@ def evaluate(dataset: Path, config: EvalConfig, out: Path, progress: Progress | 
     try:
         with _Log(out / ".work", _run_key(config, manifest)) as log:
             failed = _ask(gateway, variants, log, config, "answer", lambda v: answer_messages(v, config.rendering, rule_statement(v.item, rules)), progress)
-            probes = list(_probes(items, log.done, config)) if config.probes else []
-            failed |= _ask(gateway, probes, log, config, "fact_probe", lambda p: p.messages, progress)
+            probes = list(_probes(items, log.done, config, {} if config.rules == "given" else _stated_rules(dataset)))
+            probes = probes if config.probes else []
+            failed |= _ask(gateway, probes, log, config, "probes", lambda p: p.messages, progress)
             records = _assemble([*variants, *probes], log.done | failed)
     finally:
         gateway.cache.close()
@@ -163,8 +171,15 @@ def _sample(items: Sequence[Item], k: int, seed: int) -> list[Item]:
     return [items[i] for i in chosen]
 
 
-def _probes(items: Sequence[Item], done: dict[str, AnswerRecord], config: EvalConfig) -> Iterator[_Probe]:
-    """Fact probes for each main answer that is wrong but in the asked format."""
+def _stated_rules(dataset: Path) -> dict[str, dict[str, str]]:
+    """The rules for rule probes: none for a dataset without ``private/rules.jsonl``."""
+    return load_rules(dataset) if (dataset / "private" / "rules.jsonl").is_file() else {}
+
+
+def _probes(items: Sequence[Item], done: dict[str, AnswerRecord], config: EvalConfig,
+            rules: dict[str, dict[str, str]]) -> Iterator[_Probe]:
+    """For each main answer that is wrong but in the asked format: a fact probe per fact,
+    and a rule probe when the model was not given the rule (``rules``: what it should know)."""
     for item in items:
         record = done.get(f"{item.id}/main")
         if record is None or record.correct or not record.syntactic_ok:
@@ -174,6 +189,8 @@ def _probes(items: Sequence[Item], done: dict[str, AnswerRecord], config: EvalCo
             if found := blanked(item, fact):
                 turn, masked = found
                 yield _Probe(variant, fact, value, probe_messages(variant, config.rendering, turn, masked))
+        if statement := rule_statement(item, rules):
+            yield _Probe(variant, None, statement, rule_probe_messages(item))
 
 
 # ---------------------------------------------------------------------------- asking
@@ -199,9 +216,10 @@ def _record(thing: Variant | _Probe, result: LLMResult, config: EvalConfig) -> A
     variant = thing.variant if isinstance(thing, _Probe) else thing
     item = variant.item
     if isinstance(thing, _Probe):
-        recalled = result.ok and value_recalled(result.text, thing.value)
+        recall = value_recalled if thing.fact is not None else rule_recalled
+        recalled = result.ok and recall(result.text, thing.value)
         verdict = {"value": thing.value, "syntactic_ok": recalled, "value_matches": recalled, "correct": recalled}
-        condition, param = "fact_probe", float(thing.fact)
+        condition, param = thing.condition, None if thing.fact is None else float(thing.fact)
     else:
         check = score(item, result.text if result.ok else None)
         verdict = {"value": check.value, "syntactic_ok": check.syntactic_ok, "value_matches": check.value_matches,
@@ -219,17 +237,23 @@ def _record(thing: Variant | _Probe, result: LLMResult, config: EvalConfig) -> A
 def _assemble(asked: Sequence[Variant | _Probe], answers: dict[str, AnswerRecord]) -> list[AnswerRecord]:
     """Every answer (or failure) in plan order; main rows get their error source."""
     probed: dict[str, dict[int, bool]] = {}  # item id -> fact -> recalled, for the probes answered
+    rule_known: dict[str, bool] = {}
     for thing in asked:
         record = answers[thing.key]
-        if record.condition == "fact_probe" and not record.failure:
+        if record.failure:
+            continue
+        if record.condition == "fact_probe":
             probed.setdefault(record.item_id, {})[int(record.param)] = record.correct
+        elif record.condition == "rule_probe":
+            rule_known[record.item_id] = record.correct
     records = []
     for thing in asked:
         record = answers[thing.key]
         if record.condition == "main" and not record.failure:
             oracle = answers.get(f"{record.item_id}/oracle")
             oracle_value_right = oracle.value_matches if oracle and not oracle.failure else None
-            source = error_source(record, thing.item, probed.get(record.item_id, {}), oracle_value_right)
+            source = error_source(record, thing.item, probed.get(record.item_id, {}), oracle_value_right,
+                                  rule_known.get(record.item_id))
             record = record.model_copy(update={"error_source": source})
         records.append(record)
     return records

@@ -8,6 +8,9 @@ Error source of a wrong answer, from measurements rather than guesses:
 - ``format``: the answer is not in the asked format (whatever its value);
 - ``fact_extraction``: a fact probe failed: asked only for an episodic value of the
   dialogue (its turn quoted with the value blanked out), the model did not give it;
+- ``rule_knowledge``: every fact was extracted, but asked closed-book to state the rule
+  that answers the question, the model gives a statement without the rule's numbers (only
+  when the model is not given the rule);
 - ``rule_application``: every fact was extracted, but the oracle's value is wrong too
   (the question asked on the fact turns alone): the model cannot apply the rule even to
   clean facts (``reasoning`` for retrieval items, which have no rule);
@@ -31,7 +34,7 @@ from kgsynth.synth.formats import AnswerCheck, AnswerFormat, check_answer, dates
 from kgsynth.synth.item import Item
 from kgsynth.synth.scenario import NO_RULE
 
-ERROR_SOURCES = ("format", "fact_extraction", "rule_application", "reasoning", "combination", "unprobed")
+ERROR_SOURCES = ("format", "fact_extraction", "rule_knowledge", "rule_application", "reasoning", "combination", "unprobed")
 TEXT_FORMATS = frozenset({AnswerFormat.one_token, AnswerFormat.short_text, AnswerFormat.set})
 _TOKEN = re.compile(r"[^\W_]+")
 BLANK = "___"  # stands for the value a fact probe asks for
@@ -83,18 +86,32 @@ def value_recalled(answer: str | None, value: str) -> bool:
     return bool(want) and (want in got or fuzz.ratio(want, got) >= 90)
 
 
+def rule_recalled(answer: str | None, statement: str) -> bool:
+    """Whether a rule probe's answer states the rule: every number of its statement (rates,
+    thresholds, days), or, for a statement without numbers, token-F1 >= 0.5 with it."""
+    if numbers := numbers_in(statement):
+        return numbers <= numbers_in(answer or "")
+    return token_f1(answer, statement) >= 0.5
+
+
 def error_source(
-    check: AnswerCheck | AnswerRecord, item: Item, facts_recalled: Mapping[int, bool], oracle_value_right: bool | None
+    check: AnswerCheck | AnswerRecord, item: Item, facts_recalled: Mapping[int, bool], oracle_value_right: bool | None,
+    rule_known: bool | None = None,
 ) -> str | None:
     """See the module docstring; None for a correct answer. ``check``: the answer's verdict;
-    ``facts_recalled``: fact index -> whether its probe gave the value, for the probes that ran."""
+    ``facts_recalled``: fact index -> whether its probe gave the value, for the probes that
+    ran; ``rule_known``: the rule probe's verdict (None: not asked)."""
     if check.correct:
         return None
     if not check.syntactic_ok:
         return "format"
     if not all(facts_recalled.values()):
         return "fact_extraction"
-    if len(facts_recalled) < len(item.metadata.fact_values) or oracle_value_right is None:
+    if len(facts_recalled) < len(item.metadata.fact_values):
+        return "unprobed"
+    if rule_known is False:
+        return "rule_knowledge"
+    if oracle_value_right is None:
         return "unprobed"
     if not oracle_value_right:  # the value, not the format: an off-format right value applied the rule
         return "reasoning" if item.metadata.rule_kind == NO_RULE else "rule_application"
