@@ -41,7 +41,7 @@ depths = [0.0, 1.0]
 
 def test_eval_and_report_end_to_end_then_a_warm_rerun_makes_no_call(demo_kg, tmp_path):
     synthesize(demo_kg, SynthConfig.model_validate({"dataset": {"n": 40}}), tmp_path / "dataset")
-    (tmp_path / "eval.toml").write_text(CONFIG + f'cache = "{tmp_path / "cache.sqlite"}"\n')
+    (tmp_path / "eval.toml").write_text(CONFIG.replace("[model]\n", f'[model]\ncache = "{tmp_path / "cache.sqlite"}"\n'))
     env = os.environ | {"PYTHONPATH": str(ROOT / "src")}
     model = smollm2_path()
     verify(model, SMOLLM2_SHA256)
