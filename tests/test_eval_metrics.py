@@ -133,7 +133,9 @@ def test_error_sources_counted_by_source_and_difficulty(metas, meta):
         record(meta, "c", "fact_probe", correct=False, param=1.0),
     ]
     sources = error_sources(rows)
-    zero = dict.fromkeys(("format", "fact_extraction", "rule_application", "reasoning", "combination", "unprobed"), 0)
+    zero = dict.fromkeys(
+        ("format", "fact_extraction", "rule_knowledge", "rule_application", "reasoning", "combination", "unprobed"), 0
+    )
     assert sources.overall == zero | {"format": 1, "rule_application": 2, "unprobed": 1}
     assert sources.by_difficulty == {
         "easy": zero | {"format": 1, "rule_application": 1},

@@ -87,8 +87,8 @@ def evaluate(dataset: Path, config: EvalConfig, out: Path, progress: Progress | 
     try:
         with _Log(out / ".work", _run_key(config, manifest)) as log:
             failed = _ask(gateway, variants, log, config, "answer", lambda v: answer_messages(v, config.rendering, rule_statement(v.item, rules)), progress)
-            probes = list(_probes(items, log.done, config, {} if config.rules == "given" else _stated_rules(dataset)))
-            probes = probes if config.probes else []
+            known_rules = {} if config.rules == "given" else _stated_rules(dataset)  # what a rule probe asks for
+            probes = list(_probes(items, log.done, config, known_rules)) if config.probes else []
             failed |= _ask(gateway, probes, log, config, "probes", lambda p: p.messages, progress)
             records = _assemble([*variants, *probes], log.done | failed)
     finally:
