@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
@@ -41,6 +42,19 @@ def demo_dataset(demo_kg, tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def handmade_kg() -> KnowledgeGraph:
     return KnowledgeGraph.load(DATA / "handmade.ttl")
+
+
+def kill_when_logged(command: list[str], log: Path, marker: bytes, count: int) -> dict[str, str]:
+    """Run a kgsynth command and kill it once its progress ``log`` holds ``count`` of
+    ``marker`` (or after 120 s); returns the environment it ran with, for the resumed run."""
+    env = os.environ | {"PYTHONPATH": str(ROOT / "src")}
+    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not log.exists() or log.read_bytes().count(marker) < count):
+        time.sleep(0.02)
+    process.kill()
+    process.wait()
+    return env
 
 
 def _free_port() -> int:

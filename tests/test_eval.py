@@ -9,11 +9,10 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, kill_when_logged
 from llm_fault_injector import FAULTS, FaultInjectingServer
 
 from kgsynth.eval import render
@@ -290,14 +289,7 @@ def test_a_killed_run_resumes_and_asks_nothing_twice(clean_eval, dataset, golds,
         (tmp_path / "eval.yaml").write_text(config.model_dump_json())  # JSON is YAML
         command = [sys.executable, "-m", "kgsynth.cli", "eval", "--dataset", str(dataset), "--config", str(tmp_path / "eval.yaml"),
                    "--out", str(tmp_path / "out")]
-        env = os.environ | {"PYTHONPATH": str(ROOT / "src")}
-        process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE)
-        log = tmp_path / "out" / ".work" / "progress.jsonl"
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and (not log.exists() or log.read_bytes().count(b"\n") < 40):
-            time.sleep(0.02)
-        process.kill()
-        process.wait()
+        env = kill_when_logged(command, tmp_path / "out" / ".work" / "progress.jsonl", b"\n", 40)
         first = len(server.requests)
         assert 0 < first < clean_requests  # killed mid-run
         finished = subprocess.run(command, env=env, capture_output=True, text=True, check=False)

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import kill_when_logged
 from fake_llm_stages import fake_stage_reply
 from llm_fault_injector import FaultInjectingServer
 
@@ -98,14 +96,7 @@ def test_a_killed_run_resumes_reusing_the_cache(clean_run, tmp_path):
             f'[llm]\nbase_url = "{server.base_url}"\ncache = "{tmp_path / "cache.sqlite"}"\ntimeout_s = 0.5\nmax_retries = 6\n'
         )
         command = [sys.executable, "-m", "kgsynth.cli", "synth", "--config", str(config), "--out", str(tmp_path / "out")]
-        env = os.environ | {"PYTHONPATH": str(ROOT / "src")}
-        process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE)
-        log = tmp_path / "out" / ".work" / "progress.jsonl"
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and (not log.exists() or log.read_bytes().count(b'"index"') < 20):
-            time.sleep(0.05)
-        process.kill()
-        process.wait()
+        env = kill_when_logged(command, tmp_path / "out" / ".work" / "progress.jsonl", b'"index"', 20)
         first = len(server.requests)
         assert 0 < first < clean_requests  # killed mid-run
         finished = subprocess.run(command, env=env, capture_output=True, text=True)

@@ -33,7 +33,7 @@ from kgsynth.eval.render import Variant
 from kgsynth.eval.results import RESULTS_FILE, RUN_FILE, AnswerRecord
 from kgsynth.eval.scoring import blanked, error_source, item_token_f1, rule_recalled, score, value_recalled
 from kgsynth.llm import LLMGateway, LLMResult, Request, ResponseCache
-from kgsynth.synth.export import JsonlWriter, json_line, read_items, read_jsonl, write_json_atomic
+from kgsynth.synth.export import JsonlWriter, drop_partial_line, json_line, read_items, read_jsonl, write_json_atomic
 from kgsynth.synth.item import Item
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
@@ -184,10 +184,10 @@ def _probes(items: Sequence[Item], done: dict[str, AnswerRecord], config: EvalCo
     """For each main answer that is wrong but in the asked format: a fact probe per fact,
     and a rule probe when the model was not given the rule (``rules``: what it should know)."""
     for item in items:
-        record = done.get(f"{item.id}/main")
+        variant = render.main(item)
+        record = done.get(variant.key)
         if record is None or record.correct or not record.syntactic_ok:
             continue
-        variant = render.main(item)
         for fact, value in enumerate(item.metadata.fact_values):
             if found := blanked(item, fact):
                 turn, masked = found
@@ -253,7 +253,7 @@ def _assemble(asked: Sequence[Variant | _Probe], answers: dict[str, AnswerRecord
     for thing in asked:
         record = answers[thing.key]
         if record.condition == "main" and not record.failure:
-            oracle = answers.get(f"{record.item_id}/oracle")
+            oracle = answers.get(render.oracle(thing.item).key)
             oracle_value_right = oracle.value_matches if oracle and not oracle.failure else None
             source = error_source(record, thing.item, probed.get(record.item_id, {}), oracle_value_right,
                                   rule_known.get(record.item_id))
@@ -270,7 +270,7 @@ class _Log:
         folder.mkdir(parents=True, exist_ok=True)
         self.path = folder / "progress.jsonl"
         self.done: dict[str, AnswerRecord] = {}
-        _drop_partial_line(self.path)
+        drop_partial_line(self.path)
         rows = list(read_jsonl(self.path)) if self.path.exists() else []
         if rows and rows[0].get("run") != run_key:
             raise KgsynthError(f"{folder.parent} holds an unfinished evaluation with another config or dataset; use a new --out or delete it")
@@ -294,12 +294,6 @@ class _Log:
     def _write(self, row: dict) -> None:
         self._file.write(json_line(row))
         self._file.flush()
-
-
-def _drop_partial_line(path: Path) -> None:
-    """A killed writer can leave half a line; cut it so appends start on a fresh line."""
-    if path.exists() and (data := path.read_bytes()) and not data.endswith(b"\n"):
-        path.write_bytes(data[: data.rfind(b"\n") + 1])
 
 
 def _run_key(config: EvalConfig, manifest: dict) -> str:

@@ -204,6 +204,12 @@ def write_json_atomic(path: Path, data: object) -> None:
     os.replace(tmp, path)
 
 
+def drop_partial_line(path: Path) -> None:
+    """A killed writer can leave half a line; cut it so appends start on a fresh line."""
+    if path.exists() and (data := path.read_bytes()) and not data.endswith(b"\n"):
+        path.write_bytes(data[: data.rfind(b"\n") + 1])
+
+
 def read_jsonl(path: Path) -> Iterator[dict]:
     """Rows of a JSONL file; a last line cut off by a killed writer is ignored."""
     with path.open(encoding="utf-8") as f:

@@ -60,6 +60,7 @@ from kgsynth.synth.export import (
     SPLITS,
     DatasetWriter,
     JsonlWriter,
+    drop_partial_line,
     item_from_row,
     json_line,
     read_jsonl,
@@ -446,8 +447,7 @@ class _Work:
         self.candidates: dict[str, list[tuple[int, int]]] = defaultdict(list)  # cell -> (index, judge score) kept so far
         self.items = 0
         self.spooled: Counter[str] = Counter()  # bytes per split that the log accounts for
-        if self.path.exists():
-            _drop_partial_line(self.path)
+        drop_partial_line(self.path)
         fresh = not self.path.exists() or self.path.stat().st_size == 0
         for i, record in enumerate([] if fresh else read_jsonl(self.path)):
             if i == 0 and record.get("config") != run_key:
@@ -502,13 +502,6 @@ class _Work:
             for record in read_jsonl(self.path):
                 sizes = record.get("bytes")
                 yield record, {name: spools[name].read(sizes[name]) for name in spools} if sizes and with_lines else None
-
-
-def _drop_partial_line(path: Path) -> None:
-    """A killed writer can leave half a line; cut it so appends start on a fresh line."""
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        path.write_bytes(data[: data.rfind(b"\n") + 1])
 
 
 _LOG_FORMAT = "spooled-lines-1"  # changes when progress.jsonl records change meaning
