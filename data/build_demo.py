@@ -297,6 +297,60 @@ RELATIONS = {  # domain: [(local, en, ru, kind)]; the domain only groups them he
 }
 
 
+# How each relation is put into words (kgs:nounForm, kgs:inverseNounForm, kgs:yesForm, kgs:noForm;
+# docs/vocabulary.md) where its label is not the noun a sentence needs: "located in" is a verb
+# phrase, "ordered by" names the order's customer. {s} is the subject; {s:loct} declines it.
+FORMS = {  # local: {form: (en, ru)}
+    "country": {"noun": ("country", "страна"), "inverse_noun": ("city", "город")},
+    "locatedIn": {"noun": ("city", "город")},
+    "livesIn": {"inverse_noun": ("resident", "житель")},
+    "headquarters": {"inverse_noun": ("company", "компания")},
+    "foundedDate": {"noun": ("founding date", "дата основания")},
+    "employer": {"noun": ("company", "компания")},
+    "office": {"noun": ("office", "офис")},
+    "head": {"inverse_noun": ("department", "отдел")},
+    "worksIn": {"noun": ("department", "отдел"), "inverse_noun": ("employee", "сотрудник")},
+    "position": {"noun": ("job title", "должность"), "inverse_noun": ("employee", "сотрудник")},
+    "taxResident": {"noun": ("tax residency", "налоговое резидентство"),
+                    "yes": ("{s} is a tax resident", "{s} — налоговый резидент"),
+                    "no": ("{s} is not a tax resident", "{s} не является налоговым резидентом")},
+    "cardHolder": {"inverse_noun": ("card", "карта")},
+    "issuedBy": {"noun": ("issuing bank", "банк-эмитент"), "inverse_noun": ("card", "карта")},
+    "purchaseAmount": {"noun": ("monthly purchase", "покупка за месяц")},
+    "vehicleModel": {"inverse_noun": ("vehicle", "автомобиль")},
+    "owner": {"inverse_noun": ("vehicle", "автомобиль")},
+    "insurer": {"inverse_noun": ("policy", "полис")},
+    "policyholder": {"noun": ("policyholder", "страхователь"), "inverse_noun": ("policy", "полис")},
+    "policyType": {"inverse_noun": ("policy", "полис")},
+    "insuredVehicle": {"inverse_noun": ("policy", "полис")},
+    "claimPolicy": {"inverse_noun": ("claim", "страховой случай")},
+    "atFault": {"noun": ("policyholder's fault", "вина страхователя"),
+                "yes": ("the policyholder was at fault in {s}", "по {s:datv} виновен страхователь"),
+                "no": ("the policyholder was not at fault in {s}", "по {s:datv} страхователь не виновен")},
+    "claimStatus": {"inverse_noun": ("claim", "страховой случай")},
+    "productCategory": {"inverse_noun": ("product", "товар")},
+    "membership": {"noun": ("membership level", "уровень участия"), "inverse_noun": ("customer", "покупатель")},
+    "annualSpend": {"noun": ("annual spend", "сумма покупок за год")},
+    "homeStore": {"inverse_noun": ("customer", "покупатель")},
+    "customer": {"noun": ("customer", "заказчик"), "inverse_noun": ("order", "заказ")},
+    "store": {"noun": ("store", "магазин"), "inverse_noun": ("order", "заказ")},
+    "item": {"noun": ("item", "товар"), "inverse_noun": ("order", "заказ")},
+    "returnedOrder": {"inverse_noun": ("return", "возврат")},
+    "returnedProduct": {"inverse_noun": ("return", "возврат")},
+    "hasPool": {"noun": ("swimming pool", "бассейн"),
+                "yes": ("{s} has a swimming pool", "в {s:loct} есть бассейн"),
+                "no": ("{s} has no swimming pool", "в {s:loct} нет бассейна")},
+    "traveller": {"inverse_noun": ("trip", "поездка")},
+    "destination": {"inverse_noun": ("trip", "поездка")},
+    "tripPurpose": {"noun": ("trip purpose", "цель поездки"), "inverse_noun": ("trip", "поездка")},
+    "hotel": {"noun": ("hotel", "гостиница"), "inverse_noun": ("booking", "бронирование")},
+    "forTrip": {"noun": ("trip", "поездка"), "inverse_noun": ("booking", "бронирование")},
+    "guest": {"inverse_noun": ("booking", "бронирование")},
+    "tariff": {"inverse_noun": ("booking", "бронирование")},
+}
+FORM_TERMS = {"noun": "nounForm", "inverse_noun": "inverseNounForm", "yes": "yesForm", "no": "noForm"}
+
+
 def build_vocabulary() -> TurtleFile:
     f = TurtleFile("vocabulary.ttl")
     for local, (label_en, label_ru, categories) in DOMAINS.items():
@@ -317,6 +371,9 @@ def build_vocabulary() -> TurtleFile:
         f.add(ex(local), A, NamedNode(OWL + kind))
         f.add(ex(local), LABEL, en(label_en))
         f.add(ex(local), LABEL, ru(label_ru))
+        for form, (form_en, form_ru) in FORMS.get(local, {}).items():
+            f.add(ex(local), kgs(FORM_TERMS[form]), en(form_en))
+            f.add(ex(local), kgs(FORM_TERMS[form]), ru(form_ru))
     return f
 
 
@@ -1141,59 +1198,60 @@ RULES = [
 ]
 
 
-# kgs:question per rule: what a dialogue-based item asks ({entity} is the entity's label).
+# kgs:question per rule: what a dialogue-based item asks ({entity} is the entity's label; a Russian
+# {entity:gent}, {entity:datv}, {entity:accs} declines it).
 # Questions name the quantity, never the rule's numbers.
 QUESTIONS = {
     "income-tax": ("How much personal income tax is due on the monthly salary of {entity}?",
-                   "Сколько НДФЛ нужно удержать с месячной зарплаты сотрудника «{entity}»?"),
+                   "Сколько НДФЛ нужно удержать с месячной зарплаты {entity:gent}?"),
     "residency-tax": ("How much income tax is due on the monthly salary of {entity}?",
-                      "Сколько налога нужно удержать с месячной зарплаты сотрудника «{entity}»?"),
+                      "Сколько налога нужно удержать с месячной зарплаты {entity:gent}?"),
     "income-bracket": ("Which income tax bracket does the annual income of {entity} fall into?",
-                       "В какую ступень шкалы НДФЛ попадает годовой доход сотрудника «{entity}»?"),
+                       "В какую ступень шкалы НДФЛ попадает годовой доход {entity:gent}?"),
     "overlimit-penalty": ("How much overlimit penalty will the bank charge on {entity} this month?",
-                          "Какой штраф за превышение лимита банк начислит по «{entity}» за этот месяц?"),
+                          "Какой штраф за превышение лимита банк начислит по {entity:datv} за этот месяц?"),
     "card-over-limit": ("Has the monthly limit of {entity} been exceeded?",
-                        "Превышен ли месячный лимит по «{entity}»?"),
+                        "Превышен ли месячный лимит по {entity:datv}?"),
     "probation-end": ("On which date does the probation period of {entity} end?",
-                      "Какого числа заканчивается испытательный срок сотрудника «{entity}»?"),
+                      "Какого числа заканчивается испытательный срок {entity:gent}?"),
     "agent-commission": ("How much commission does the agent earn on {entity}?",
-                         "Какую комиссию получит агент по «{entity}»?"),
+                         "Какую комиссию получит агент по {entity:datv}?"),
     "payout-over-deductible": ("How much will the insurer pay out on {entity}?",
-                               "Сколько выплатит страховщик по «{entity}»?"),
+                               "Сколько выплатит страховщик по {entity:datv}?"),
     "claim-above-deductible": ("Is {entity} eligible for a payout?",
-                               "Положена ли выплата по «{entity}»?"),
+                               "Положена ли выплата по {entity:datv}?"),
     "fault-payout": ("How much will be reimbursed on {entity}?",
-                     "Сколько будет возмещено по «{entity}»?"),
+                     "Сколько будет возмещено по {entity:datv}?"),
     "claim-filing-window": ("Was {entity} filed in time?",
-                            "Подано ли заявление по «{entity}» в срок?"),
+                            "Подано ли заявление по {entity:datv} в срок?"),
     "claim-deadline": ("What is the last day to file {entity}?",
-                       "Какой последний день подачи заявления по «{entity}»?"),
+                       "Какой последний день подачи заявления по {entity:datv}?"),
     "vehicle-power-class": ("Which engine power class does {entity} belong to?",
-                            "К какому классу мощности двигателя относится автомобиль «{entity}»?"),
+                            "К какому классу мощности двигателя относится автомобиль {entity}?"),
     "bonus-points": ("How many bonus points does {entity} earn?",
-                     "Сколько бонусных баллов начислят за «{entity}»?"),
+                     "Сколько бонусных баллов начислят за {entity:accs}?"),
     "free-delivery": ("Does {entity} qualify for free delivery?",
-                      "Положена ли бесплатная доставка для «{entity}»?"),
+                      "Положена ли бесплатная доставка для {entity:gent}?"),
     "membership-cashback": ("How much annual cashback will {entity} receive?",
-                            "Какой кешбэк за год получит покупатель «{entity}»?"),
+                            "Какой кешбэк за год получит {entity}?"),
     "return-window": ("Was {entity} made within the return period?",
-                      "Оформлен ли «{entity}» в пределах срока возврата?"),
+                      "Оформлен ли {entity} в пределах срока возврата?"),
     "loyalty-tier": ("Which loyalty tier does {entity} reach?",
-                     "Какой уровень программы лояльности получает покупатель «{entity}»?"),
+                     "Какой уровень программы лояльности получает {entity}?"),
     "booking-service-fee": ("How much is the service fee for {entity}?",
-                            "Какой сервисный сбор возьмут за «{entity}»?"),
+                            "Какой сервисный сбор возьмут за {entity:accs}?"),
     "trip-over-budget": ("Did {entity} go over budget?",
-                         "Вышла ли «{entity}» за рамки бюджета?"),
+                         "Вышла ли {entity} за рамки бюджета?"),
     "cancellation-refund": ("How much will be refunded if {entity} is cancelled?",
-                            "Сколько вернут при отмене «{entity}»?"),
+                            "Сколько вернут при отмене {entity:gent}?"),
     "stay-nights": ("How many nights does {entity} cover?",
-                    "Сколько ночей включает «{entity}»?"),
+                    "Сколько ночей включает {entity}?"),
     "invoice-due": ("By which date must the hotel invoice for {entity} be paid?",
-                    "До какого числа нужно оплатить счёт гостиницы по «{entity}»?"),
+                    "До какого числа нужно оплатить счёт гостиницы по {entity:datv}?"),
     "trip-length": ("How many days does {entity} last?",
-                    "Сколько дней длится «{entity}»?"),
+                    "Сколько дней длится {entity}?"),
     "hotel-segment": ("Which price segment does {entity} belong to?",
-                      "К какому ценовому сегменту относится «{entity}»?"),
+                      "К какому ценовому сегменту относится {entity}?"),
 }
 
 

@@ -17,6 +17,7 @@ from conftest import ROOT
 from kgsynth.errors import KgsynthError
 from kgsynth.kg import load_rules
 from kgsynth.synth.config import SynthConfig, load_config
+from kgsynth.synth.statements import STATEMENTS
 from kgsynth.synth.dialogue import DialogueSettings, build_dialogue
 from kgsynth.synth.export import SPLITS, read_items
 from kgsynth.synth.item import item_rng, make_item
@@ -279,7 +280,12 @@ def test_a_corrected_value_is_misstated_first_and_the_gold_uses_the_final_one(pl
         final = [v for i, v in zip(item.metadata.fact_to_turn, item.metadata.fact_values, strict=True) if i == fact_turn]
         assert final and all(v in item.dialogue[fact_turn].text for v in final)
         assert not any(v in item.dialogue[wrong_turns[0]].text for v in final)
-        assert item.dialogue[fact_turn].speaker == item.dialogue[wrong_turns[0]].speaker  # one corrects oneself
+        # whoever corrects says whose slip it was: "Let me correct myself" only from the one who misstated it
+        own = item.dialogue[fact_turn].speaker == item.dialogue[wrong_turns[0]].speaker
+        opening = item.dialogue[fact_turn].text.split(":")[0] + ":"
+        assert own == any(p.startswith(opening) for p in STATEMENTS["en"]["correction_self"])
+        named = [i for i, piece in enumerate(scenario.pieces) if piece.name]
+        assert not named or wrong_turns[0] > item.metadata.fact_turns[named[0]]  # after the entity is introduced
     assert corrected >= 10
 
 

@@ -2,8 +2,9 @@
 
 Mentioned: every entity of the item's source triples (subjects, and objects that are
 IRIs) must occur in the question or the dialogue, by rapidfuzz partial ratio of any of
-its labels (every language) against the casefolded text, at ``threshold`` or more: an
-inflected Russian name or a shortened one still counts.
+its labels (every language) against the casefolded text, at ``threshold`` or more, or
+for Russian of their lemmas against the text's lemmas: a declined Russian name or a
+shortened one still counts.
 
 Foreign: named entities found by NER (spaCy's English model; natasha for Russian) and by
 an entity ruler built from the graph's labels (so another entity of the graph is always
@@ -15,6 +16,7 @@ named entities here.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -22,9 +24,11 @@ from rapidfuzz import fuzz
 
 from kgsynth.filters.base import ItemFilter
 from kgsynth.synth.item import Item
+from kgsynth.synth.morph import lemma_key
 
 _IRI = re.compile(r"<([^>]*)>")
 _LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_SENTENCE_BREAK = re.compile(r"\n|(?<=[.!?»])\s+(?=[A-ZА-ЯЁ])")
 _NAMED = {"PERSON", "PER", "ORG", "GPE", "LOC", "NORP", "FAC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "KG"}
 
 
@@ -64,6 +68,7 @@ class EntityMatchFilter(ItemFilter):
 
     def _reason(self, item: Item, text: str, found: list[str]) -> str | None:
         folded = text.casefold()
+        lemmas = functools.cache(lambda: lemma_key(text))  # a declined Russian name ("настольной лампы")
         entities, predicates = item_nodes(item)
         own = [label for iri in predicates for label in self.labels.get(iri, ())]
         for iri in entities:
@@ -71,18 +76,24 @@ class EntityMatchFilter(ItemFilter):
             if not labels:
                 continue  # an entity without labels is shown by its local name, nothing to look for
             own += labels
-            if max(fuzz.partial_ratio(label, folded) for label in labels) < self.threshold:
+            if max(fuzz.partial_ratio(label, folded) for label in labels) < self.threshold and (
+                item.language != "ru" or max(fuzz.partial_ratio(lemma_key(label), lemmas()) for label in labels) < self.threshold
+            ):
                 return f"the item does not mention {labels[0]!r}"
         values = [m.casefold() for triple in item.metadata.source_triples for m in _LITERAL.findall(triple)]
         allowed = own + self.common + values + [s.casefold() for s in {turn.speaker for turn in item.dialogue}]
         whole_turns = {turn.text.strip(" .!?,;:").casefold() for turn in item.dialogue}
-        # a span may run across a turn break ("Booking BK-PSB49J.\nRight"): each line apart
-        parts = [part.strip(" .,!?;:") for entity in found for part in entity.split("\n")]
+        # a span may run across a turn break ("Booking BK-PSB49J.\nRight") or a sentence end
+        # ("«Родник Банк». БИК"): each line and sentence apart
+        parts = [part.strip(" .,!?;:") for entity in found for part in _SENTENCE_BREAK.split(entity)]
         for entity in parts:
             if not any(c.isalpha() for c in entity) or entity.casefold() in whole_turns:
                 continue  # "17,895.71", or a one-word turn ("Understood."), tagged as a name
             folded_entity = entity.casefold()
-            if max((_covered(folded_entity, label) for label in allowed), default=0) < self.threshold:
+            if max((_covered(folded_entity, label) for label in allowed), default=0) < self.threshold and (
+                item.language != "ru"
+                or max((_covered(lemma_key(entity), lemma_key(label)) for label in allowed), default=0) < self.threshold
+            ):
                 return f"the item mentions {entity!r}, which is not one of its entities"
         return None
 

@@ -21,9 +21,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kgsynth.errors import KgsynthError
 from kgsynth.queries import Fact, Node
-from kgsynth.synth import locale
+from kgsynth.synth import locale, morph
 from kgsynth.synth.phrases import PHRASES, ROLES, SPEAKERS, YES_NO
 from kgsynth.synth.scenario import CURRENCIES, DIFFICULTY, Difficulty, Scenario
+from kgsynth.synth.statements import STATEMENTS
 
 TurnKind = Literal[
     "opening", "fact", "misstatement", "reask", "restate", "ack", "clarify_q", "clarify_a", "noise", "distractor"
@@ -160,8 +161,7 @@ def build_dialogue(scenario: Scenario, lang: str, settings: DialogueSettings, rn
             plan[i] = _filler(plan[i - 1] if i else None, settings, rng)
     writer = _Writer(scenario, lang, rng)
     speakers = _speakers(scenario, lang, settings, rng)
-    order = _speaker_order(len(plan), len(speakers), rng)
-    _same_speaker(plan, order, len(speakers))
+    order = _speaker_order(len(plan), len(speakers), rng)  # never one speaker twice in a row
     turns = [writer.turn(kind, args, speakers[order[i]]) for i, (kind, args) in enumerate(plan)]
     dialogue = Dialogue(turns=tuple(turns), fact_turns=tuple(slots), fact_values=writer.values())
     if settings.target_tokens:
@@ -196,10 +196,12 @@ def _plan_correction(scenario: Scenario, plan: list, slots: list[int], settings:
     if rng.random() >= settings.corrections:
         return
     candidates = []
+    # a value is misstated only once the entity it belongs to has been introduced
+    named_at = next((slots[i] for i, piece in enumerate(scenario.pieces) if piece.name), -1)
     for piece_index, slot in enumerate(slots):
         for fact in scenario.pieces[piece_index].facts:
             value = scenario.facts[fact].object.python if scenario.facts[fact].object.kind == "literal" else None
-            earlier = [i for i in range(slot) if plan[i] is None]
+            earlier = [i for i in range(named_at + 1, slot) if plan[i] is None]
             if earlier and _wrong_value(value, random.Random(0)) is not None:
                 candidates.append((piece_index, fact, earlier))
     if not candidates:
@@ -215,7 +217,8 @@ def _plan_reask(scenario: Scenario, plan: list, slots: list[int], settings: Dial
     if rng.random() >= settings.reasks:
         return
     options = [(s, f) for i, s in enumerate(slots) for f in scenario.pieces[i].facts
-               if s + 2 < len(plan) and plan[s + 1] is None and plan[s + 2] is None]
+               if s + 2 < len(plan) and plan[s + 1] is None and plan[s + 2] is None
+               and not isinstance(scenario.facts[f].object.python, bool)]  # a yes/no fact is a sentence, not a value
     if options:
         slot, fact = rng.choice(options)
         plan[slot + 1], plan[slot + 2] = ("reask", {"fact": fact}), ("restate", {"fact": fact})
@@ -236,26 +239,6 @@ def _speakers(scenario: Scenario, lang: str, settings: DialogueSettings, rng) ->
     roles = ROLES[lang].get(scenario.cell.domain, ROLES[lang]["general"])
     k = rng.randint(*settings.speakers)
     return list(zip(rng.sample(names, k), rng.sample(roles, k), strict=True))
-
-
-def _same_speaker(plan: list, order: list[int], k: int) -> None:
-    """Who says what must fit the words: the speaker who misstated a value corrects it, the
-    one who stated a fact restates it, someone else asks for it again; then nobody else
-    speaks twice in a row."""
-    pinned = set()
-    for i, (kind, args) in enumerate(plan):
-        if kind == "misstatement":
-            corrected = next(j for j, (other, a) in enumerate(plan) if other == "piece" and a.get("corrected") == args["fact"])
-            order[corrected] = order[i]
-            pinned |= {i, corrected}
-        if kind == "reask":
-            order[i + 1] = order[i - 1]
-            order[i] = next(s for s in range(k) if s != order[i - 1])
-            pinned |= {i - 1, i, i + 1}
-    for i in range(1, len(order)):
-        if order[i] == order[i - 1] and i not in pinned:
-            after = order[i + 1] if i + 1 < len(order) else None
-            order[i] = next((s for s in range(k) if s not in (order[i - 1], after)), next(s for s in range(k) if s != order[i - 1]))
 
 
 def _speaker_order(n: int, k: int, rng: random.Random) -> list[int]:
@@ -291,15 +274,20 @@ def pad_dialogue(dialogue: Dialogue, scenario: Scenario, lang: str, target_token
 
 
 class _Writer:
-    """Writes each planned turn; remembers whether the entity has been named yet."""
+    """Writes each planned turn from the scenario's wording; remembers whether the entity
+    has been named and who misstated a value (a correction says whose slip it fixes)."""
 
     def __init__(self, scenario: Scenario, lang: str, rng: random.Random):
         self.s, self.lang, self.rng = scenario, lang, rng
-        self.phrases = PHRASES[lang]
+        self.words = scenario.wording[lang]
+        self.phrases = STATEMENTS[lang]
+        self.free = PHRASES[lang]
         self.named = False
         self.stated: set[str] = set()  # relations already stated (for "another ...")
         self.used: set[str] = set()  # phrases already said in this dialogue
-        self.rendered = {i: render_value(f, scenario, lang) for i, f in enumerate(scenario.facts)}
+        self.misstated_by: dict[int, str] = {}  # fact -> the speaker who misstated it
+        # a yes/no fact is written as its whole statement ("Pavel is a tax resident")
+        self.rendered = {i: self.words.facts[i].statement or render_value(f, scenario, lang) for i, f in enumerate(scenario.facts)}
 
     def values(self) -> tuple[str, ...]:
         return tuple(self.rendered[i] for i in range(len(self.s.facts)))
@@ -307,61 +295,80 @@ class _Writer:
     def turn(self, kind: str, args: dict, speaker: tuple[str, str]) -> Turn:
         name, role = speaker
         if kind == "piece":
-            text, facts = self._piece(args)
+            text, facts = self._piece(args, name)
             return Turn(speaker=name, role=role, text=text, kind="fact", facts=facts)
         if kind == "misstatement":
             fact = self.s.facts[args["fact"]]
+            self.misstated_by[args["fact"]] = name
             wrong = _render(fact.object, fact, self.s, self.lang, args["wrong"])
-            return Turn(speaker=name, role=role, text=_tidy(self._statement(fact, wrong, explicit=True)), kind="misstatement")
+            return Turn(speaker=name, role=role, text=_tidy(self._statement(args["fact"], wrong, track=False)), kind="misstatement")
         if kind in ("reask", "restate"):
-            fact = self.s.facts[args["fact"]]
-            slots = {"relation": self._relation(fact), "value": self.rendered[args["fact"]]}
-            slots |= {"value_cap": _cap(slots["value"])}
-            return Turn(speaker=name, role=role, text=_tidy(self._pick(kind).format(**slots)), kind=kind)
-        return Turn(speaker=name, role=role, text=self._pick(kind), kind=kind)
+            value = self.rendered[args["fact"]]
+            text = self._pick(kind).format(value=value, Value=_cap(value), **self._noun_slots(args["fact"]))
+            return Turn(speaker=name, role=role, text=_tidy(text), kind=kind)
+        return Turn(speaker=name, role=role, text=self._pick_free(kind), kind=kind)
 
-    def _piece(self, args: dict) -> tuple[str, tuple[int, ...]]:
+    def _piece(self, args: dict, speaker: str) -> tuple[str, tuple[int, ...]]:
         piece = self.s.pieces[args["piece"]]
         parts = []
-        entity = self.s.entity.label_in(self.lang)
-        cls = self.s.entity_class and self.s.entity_class.label_in(self.lang)
-        a_cls = f"{'an' if cls and cls[0].lower() in 'aeiou' else 'a'} {cls}"
-        if piece.name and piece.entity_class:
-            parts.append(self._pick("name_class").format(entity=entity, cls=cls, a_cls=a_cls))
-        elif piece.name:
-            parts.append(self._pick("name").format(entity=entity))
+        entity = self.words.entity
+        slots = {"entity": entity.name, "Entity": _cap(entity.name), "cls": entity.cls or "", "a_cls": _a(entity.cls or ""),
+                 **{f"entity_{case}": text for case, text in entity.cases.items()},
+                 **{f"cls_{case}": morph.decline(entity.cls, case) for case in ("accs", "datv") if self.lang == "ru" and entity.cls}}
+        if piece.name:
+            kind = "name_class" if piece.entity_class and entity.cls and not entity.cls_in_name else "name"
+            parts.append(self._pick(kind).format(**slots))
         elif piece.entity_class:
-            parts.append(self._pick("class").format(cls=cls, a_cls=a_cls))
+            parts.append(self._pick("class_named" if entity.cls_in_name else "class").format(**slots))
         self.named = self.named or piece.name
         for i in piece.facts:
-            fact = self.s.facts[i]
             if args.get("corrected") == i:
+                fact = self.s.facts[i]
                 wrong = _render(fact.object, fact, self.s, self.lang, args["wrong"])
-                parts.append(self._pick("correction").format(relation=self._relation(fact), value=self.rendered[i], wrong=wrong))
+                whose = "correction_self" if self.misstated_by.get(i) == speaker else "correction_other"
+                parts.append(_cap(self._pick(whose).format(value=self.rendered[i], wrong=wrong, **self._noun_slots(i))))
             else:
-                parts.append(self._statement(fact, self.rendered[i]))
+                parts.append(self._statement(i, self.rendered[i]))
         return _tidy(" ".join(parts)), piece.facts
 
-    def _statement(self, fact: Fact, value: str, explicit: bool = False) -> str:
-        relation = self._relation(fact)
-        implicit = not explicit and self.named and fact.subject.value == self.s.entity.value
-        if not implicit:
-            subject = fact.subject.label_in(self.lang)
-            return self._pick("fact_about").format(subject=subject, relation=relation, value=value)
-        kind = "fact_again" if fact.relation.value in self.stated else "fact"
-        self.stated.add(fact.relation.value)
-        return self._pick(kind).format(relation=relation, relation_cap=_cap(relation), value=value)
+    def _statement(self, index: int, value: str, track: bool = True) -> str:
+        """One fact as a sentence; a second value of a relation already stated says it is another one."""
+        fact, words = self.s.facts[index], self.words.facts[index]
+        if words.statement:
+            return self._pick("yes_no").format(statement=words.statement)
+        kind = "fact_again" if fact.relation.value in self.stated and self._implicit(index) else "fact"
+        if track:
+            self.stated.add(fact.relation.value)
+        return self._pick(kind).format(value=value, **self._noun_slots(index))
 
-    def _relation(self, fact: Fact) -> str:
-        return fact.relation.label_in(self.lang)
+    def _implicit(self, index: int) -> bool:
+        """Whether the fact is about the topic, already named, so its noun needs no subject."""
+        return self.named and self.s.facts[index].subject.value == self.s.entity.value
+
+    def _noun_slots(self, index: int) -> dict[str, str]:
+        words = self.words.facts[index]
+        if self.lang == "en":
+            the_noun = f"the {words.noun}" if self._implicit(index) else f"the {words.noun} of {words.subject}"
+        else:
+            the_noun = words.noun if self._implicit(index) else f"{words.noun} у {words.subject_gent}"
+        return {"the_noun": the_noun, "The_noun": _cap(the_noun), "noun": words.noun, "which": words.which}
 
     def _pick(self, kind: str) -> str:
-        """A random phrase of ``kind``, not one this dialogue has used yet while others remain."""
-        options = self.phrases[kind]
+        return self._fresh(self.phrases[kind])
+
+    def _pick_free(self, kind: str) -> str:
+        return self._fresh(self.free[kind])
+
+    def _fresh(self, options: Sequence[str]) -> str:
+        """A random phrase, not one this dialogue has used yet while others remain."""
         fresh = [p for p in options if p not in self.used] or options
         phrase = self.rng.choice(fresh)
         self.used.add(phrase)
         return phrase
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
 def _mentions(line: str, texts: frozenset[str]) -> bool:

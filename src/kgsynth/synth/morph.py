@@ -44,3 +44,160 @@ def lemma_key(text: str) -> str:
     phrase in different cases ("магазину «Парковый»", "магазин Парковый") share
     a key once quotes and case are ignored; other characters are kept."""
     return _CYRILLIC_WORD.sub(lambda m: lemma(m.group()), text.casefold().replace("ё", "е"))
+
+
+def _nominative(word: str, gender: str | None = None, pos: frozenset[str] = frozenset()):
+    """The parse of ``word`` as a nominative singular (in ``gender`` when given), else None."""
+    for parse in _parses(word):
+        tag = parse.tag
+        if "nomn" in tag and (not pos or tag.POS in pos) and (gender is None or tag.gender in (gender, None)):
+            if "plur" not in tag or tag.POS is None:
+                return parse
+    return None
+
+
+def _inflected(parse, grammemes: set[str], like: str) -> str:
+    """``parse`` inflected to ``grammemes``, keeping how ``like`` writes the letters the two
+    forms share ("ИТ-отдел" -> "ИТ-отдела", "Ёлка" -> "Ёлки")."""
+    form = parse.inflect(grammemes)
+    if form is None:
+        return like
+    word = form.word
+    shared = 0
+    folded = like.casefold().replace("ё", "е")
+    while shared < min(len(word), len(like)) and word[shared].replace("ё", "е") == folded[shared]:
+        shared += 1
+    return like[:shared] + word[shared:]
+
+
+@functools.lru_cache(maxsize=65536)
+def person_gender(label: str) -> str | None:
+    """"masc" or "femn" when ``label`` reads as a Russian person's name ("Ксения Воробьёва":
+    a first name, then surnames or a patronymic), else None."""
+    words = label.split()
+    if not 2 <= len(words) <= 3 or not all(_CYRILLIC_WORD.fullmatch(w) and w[:1].isupper() for w in words):
+        return None
+    first = next((p for p in _parses(words[0]) if "Name" in p.tag and "nomn" in p.tag and "sing" in p.tag), None)
+    if first is None:
+        return None
+    gender = str(first.tag.gender) if first.tag.gender else None
+    if gender is None:
+        return None
+    rest = [next((p for p in _parses(w) if {"nomn", "sing"} <= set(p.tag.grammemes) and ({"Surn", "Patr"} & set(p.tag.grammemes))
+                  and p.tag.gender in (gender, None)), None) for w in words[1:]]
+    return gender if all(rest) else None
+
+
+@functools.lru_cache(maxsize=65536)
+def decline(label: str, case: str, number: str = "sing") -> str:
+    """``label`` (nominative, as a graph writes it) in ``case``: a person's name word by
+    word; a noun phrase by its head (leading adjectives and the first noun); anything
+    else (a code, a foreign name, a word pymorphy does not know) as written."""
+    if case == "nomn" and number == "sing":
+        return label
+    gender = person_gender(label)
+    words = label.split(" ")
+    if not gender and is_proper_name(label):
+        return label  # "Парус Страхование": the caller puts a common noun before it
+    if gender:
+        out = []
+        for word in words:
+            parse = next(p for p in _parses(word) if "nomn" in p.tag and "sing" in p.tag and p.tag.gender in (gender, None)
+                         and ({"Name", "Surn", "Patr"} & set(p.tag.grammemes)))
+            out.append(_inflected(parse, {case, number}, word))
+        return " ".join(out)
+    return " ".join(_decline_head(words, case, number))
+
+
+_QUOTED = re.compile(r"«[^»]*»")
+
+
+def is_proper_name(label: str) -> bool:
+    """Two or more capitalised Cyrillic words outside quotes and no person's name
+    ("Парус Страхование", "Берёзка Банк"): a name pymorphy would decline as common nouns."""
+    words = _CYRILLIC_WORD.findall(_QUOTED.sub(" ", label))
+    return len(words) > 1 and all(w[:1].isupper() for w in words) and person_gender(label) is None
+
+
+def starts_with_common_noun(label: str) -> bool:
+    """Whether a label opens with a common noun phrase ("Отель «Аврора»", "Страховой случай
+    CL-1"), not a name, a place or an abbreviation: inside a sentence it is written lower-case."""
+    first = label.split(" ", 1)[0]
+    if not _CYRILLIC_WORD.fullmatch(first) or first[1:2].isupper() or is_proper_name(label) or person_gender(label):
+        return False
+    parse = nominative_head(first)
+    return parse is not None and not {"Name", "Surn", "Patr", "Geox", "Orgn", "Trad"} & set(parse.tag.grammemes)
+
+
+def nominative_head(word: str):
+    """The parse of ``word`` as the nominative opening of a noun phrase (a noun, an
+    adjective or a participle), or None."""
+    return _nominative(word.casefold(), pos=frozenset({"NOUN"})) or _nominative(word.casefold(), pos=_AGREEING)
+
+
+def _plural_noun(word: str):
+    """The parse of a plural-only noun in the nominative ("Гантели", "Ножницы"), or None."""
+    return next((p for p in _parses(word) if p.tag.POS == "NOUN" and {"nomn", "plur"} <= set(p.tag.grammemes)), None)
+
+
+def _decline_head(words: list[str], case: str, number: str) -> list[str]:
+    out = list(words)
+    for i, written in enumerate(words):
+        word = written.rstrip(",;:")  # "покупатель, у которого …": the clause after the head stays
+        tail = written[len(word):]
+        if not _CYRILLIC_WORD.fullmatch(word):
+            return words  # a code or a foreign word before the head: leave the phrase alone
+        noun = _nominative(word, pos=frozenset({"NOUN"})) or _plural_noun(word)
+        if noun is not None and "Fixd" not in noun.tag:
+            number = "plur" if "plur" in noun.tag else number  # "Гантели" stay plural
+            gender = str(noun.tag.gender) if noun.tag.gender else None
+            out[i] = _inflected(noun, {case, number}, word) + tail
+            for j in range(i):  # the adjectives before the head agree with it
+                adjective = _nominative(words[j], gender, _AGREEING)
+                animacy = case == "accs" and (number == "plur" or gender == "masc")  # accusative = genitive or nominative
+                grammemes = {case, number} | ({"anim" if "anim" in noun.tag else "inan"} if animacy else set())
+                out[j] = _inflected(adjective, grammemes | ({gender} if number == "sing" and gender else set()), words[j])
+            return out
+        if noun is not None or _nominative(word, pos=_AGREEING) is None:
+            return words  # an indeclinable noun (Сочи) or not a noun phrase
+    return words
+
+
+@functools.lru_cache(maxsize=4096)
+def head_gender(phrase: str) -> str:
+    """The gender of a phrase's head noun ("masc", "femn", "neut"; "plur" for a plural
+    head; "masc" when unknown), for words that must agree with it."""
+    gender = person_gender(phrase)
+    if gender:
+        return gender
+    for word in phrase.split():
+        if not _CYRILLIC_WORD.fullmatch(word):
+            break
+        for parse in _parses(word.casefold()):
+            if parse.tag.POS == "NOUN" and "nomn" in parse.tag:
+                return "plur" if "plur" in parse.tag and "Pltm" not in parse.tag else str(parse.tag.gender or "masc")
+    return "masc"
+
+
+@functools.lru_cache(maxsize=4096)
+def agree(word: str, phrase: str, case: str = "nomn") -> str:
+    """An adjective or pronoun (dictionary form, e.g. "какой", "который", "его") made to
+    agree with the head of ``phrase`` in ``case``: agree("какой", "дата рождения") -> "какая"."""
+    gender = head_gender(phrase)
+    parse = _nominative(word, "masc") or _parses(word)[0]
+    grammemes = {case, "plur"} if gender == "plur" else {case, "sing", gender}
+    if case == "accs" and gender in ("masc", "plur"):
+        grammemes.add("anim" if animate(phrase) else "inan")
+    return _inflected(parse, grammemes, word)
+
+
+@functools.lru_cache(maxsize=4096)
+def animate(phrase: str) -> bool:
+    """Whether the head of ``phrase`` is animate (a person: "сотрудник", "Анна Петрова")."""
+    if person_gender(phrase):
+        return True
+    for word in phrase.split():
+        noun = _nominative(word, pos=frozenset({"NOUN"})) if _CYRILLIC_WORD.fullmatch(word) else None
+        if noun is not None:
+            return "anim" in noun.tag
+    return False

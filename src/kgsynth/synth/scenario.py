@@ -28,6 +28,8 @@ from kgsynth.kg import KnowledgeGraph, local_name
 from kgsynth.kg.vocab import Operation, Rule
 from kgsynth.queries import Fact, Node, Shape, Subgraph
 from kgsynth.synth.formats import AnswerFormat, Constraints, canonical_gold
+from kgsynth.synth.lexicon import Lexicon, Wording, wording
+from kgsynth.synth.questions import retrieval_question, rule_question
 from kgsynth.synth.rules import RuleEvaluationError, RuleOutcome, evaluate_subgraph
 
 LANGUAGES = ("en", "ru")
@@ -105,6 +107,7 @@ class Scenario(BaseModel):
     rule: Rule | None = None
     topic: dict[str, str]  # by language: "payroll / tax"
     question: dict[str, str]
+    wording: dict[str, Wording]  # by language: how the dialogue names the entity and says each fact
     constraints: Constraints
     gold: dict[str, str | list[str]]  # canonical gold by language
     gold_aliases: dict[str, list[str]] = {}
@@ -161,6 +164,7 @@ class ScenarioBuilder:
         iris = {i for r in rules.values() for i in (r.domain, r.category, r.applies_to_class) if i}
         iris |= {b.class_iri for r in rules.values() for b in r.brackets}
         self._nodes = _label_nodes(kg, iris)
+        self.lexicon = Lexicon(kg)
         self._cells: dict[tuple[str, Difficulty, AnswerFormat], Cell] = {}
 
     def node(self, iri: str) -> Node:
@@ -186,18 +190,22 @@ class ScenarioBuilder:
         facts = subgraph.facts
         entity_class = self.node(rule.applies_to_class) if rule.applies_to_class else None
         topic = self._topic(rule)
+        question = {lang: rule_question(rule, entity, lang, self.lexicon) for lang in self.languages}
+        words = self._wording(entity, entity_class, facts)
         for fmt, gold_value, constraints in self._rule_answers(rule, outcome):
             gold, aliases = self._gold(fmt, gold_value, constraints)
             if gold is None:
                 continue
-            question = {lang: _rule_question(rule, fmt, entity, lang) for lang in self.languages}
             for difficulty, pieces in _difficulties(entity_class is not None, len(facts)):
                 yield _scenario(
                     cell=self._rule_cell(rule, difficulty, fmt), shape=subgraph.shape, variant=subgraph.variant,
                     subgraph_id=subgraph.id, entity=entity, entity_class=entity_class, facts=facts, pieces=pieces,
-                    rule=rule, topic=topic, question=question, constraints=constraints, gold=gold,
+                    rule=rule, topic=topic, question=question, wording=words, constraints=constraints, gold=gold,
                     gold_aliases=aliases, answer_in_dialogue=False, steps=outcome.steps,
                 )
+
+    def _wording(self, entity: Node, entity_class: Node | None, facts: tuple[Fact, ...]) -> dict[str, Wording]:
+        return {lang: wording(self.lexicon, entity, entity_class, facts, lang) for lang in self.languages}
 
     def _topic(self, rule: Rule) -> dict[str, str]:
         if not (rule.domain and rule.category):
@@ -222,9 +230,8 @@ class ScenarioBuilder:
         op, value = rule.operation, outcome.value
         if op in (Operation.percent_of, Operation.percent_of_excess, Operation.case_rate):
             fmt = AnswerFormat.currency if rule.unit in CURRENCIES else AnswerFormat.number
+            # no percent item for a case rule: asking which rate applies names the rule's constant
             yield fmt, value, Constraints(unit=rule.unit, rounding=rule.rounding)
-            if op is Operation.case_rate and outcome.rate is not None:
-                yield AnswerFormat.percent, (outcome.rate * 100).normalize(), Constraints()
         elif op in (Operation.compare, Operation.within_days):
             yield AnswerFormat.yes_no, value, Constraints()
         elif op is Operation.days_between:
@@ -252,13 +259,16 @@ class ScenarioBuilder:
         gold, aliases = self._gold(fmt, gold_value, constraints)
         if gold is None:
             return
-        question = {lang: _retrieval_question(subgraph, lang) for lang in self.languages}
-        for difficulty, pieces in _difficulties(False, len(facts), name_piece=shape is not Shape.comparison):
+        question = {lang: retrieval_question(subgraph, lang, self.lexicon) for lang in self.languages}
+        words = self._wording(entity, None, facts)
+        # a value ("2025-05-31", "Kazan" as an inverse set's key) is stated with its fact, never made the topic
+        name_piece = shape is not Shape.comparison and entity.kind == "iri" and any(f.subject == entity for f in facts)
+        for difficulty, pieces in _difficulties(False, len(facts), name_piece=name_piece):
             cell = Cell(domain="episodic", category=shape.value, difficulty=difficulty, answer_format=fmt, rule_kind=NO_RULE)
             yield _scenario(
                 cell=cell, shape=shape, variant=subgraph.variant, subgraph_id=subgraph.id, entity=entity,
                 facts=facts, pieces=pieces, topic={lang: shape.value for lang in self.languages}, question=question,
-                constraints=constraints, gold=gold, gold_aliases=aliases, answer_in_dialogue=True,
+                wording=words, constraints=constraints, gold=gold, gold_aliases=aliases, answer_in_dialogue=True,
                 hidden=subgraph.hidden if shape is Shape.multihop else (),
             )
 
@@ -342,82 +352,3 @@ def _label_nodes(kg: KnowledgeGraph, iris: set[str]) -> dict[str, Node]:
     terms = [ox.NamedNode(i) for i in sorted(iris)]
     labels = kg.labels(terms)
     return {t.value: Node.from_term(t, kg.pick_label(t, labels[t]), labels[t]) for t in terms}
-
-
-# ---------------------------------------------------------------------------- questions
-_GENERIC_RULE_QUESTION = {
-    "en": "What does the rule “{rule}” give for {entity}?",
-    "ru": "Каков результат правила «{rule}» для «{entity}»?",
-}
-_RATE_QUESTION = {
-    "en": "Which rate, in percent, applies to {entity} under the rule “{rule}”?",
-    "ru": "Какая ставка в процентах применяется к «{entity}» по правилу «{rule}»?",
-}
-
-
-def _rule_question(rule: Rule, fmt: AnswerFormat, entity: Node, lang: str) -> str:
-    rule_label = rule.labels.get(lang) or rule.labels.get("en") or local_name(rule.iri)
-    name = entity.label_in(lang)
-    if fmt is AnswerFormat.percent:
-        return _RATE_QUESTION[lang].format(entity=name, rule=rule_label)
-    template = rule.questions.get(lang) or _GENERIC_RULE_QUESTION[lang]
-    return template.replace("{entity}", name).replace("{rule}", rule_label)
-
-
-_RETRIEVAL_QUESTIONS = {
-    "simple": {"en": "What is the {r0} of {s0}?", "ru": "Что указано как «{r0}» у «{s0}»?"},
-    "set": {
-        "en": "List every {r0} of {s0}.",
-        "ru": "Перечислите все значения «{r0}» у «{s0}».",
-    },
-    "set/inverse": {
-        "en": "List everything whose {r0} is {o0}.",
-        "ru": "Перечислите всё, у чего «{r0}» — «{o0}».",
-    },
-    "conditional/shared_subject": {
-        "en": "Which one has {r0} {o0} and {r1} {o1}?",
-        "ru": "У кого «{r0}» — «{o0}», а «{r1}» — «{o1}»?",
-    },
-    "conditional/shared_object": {
-        "en": "What is the {r0} of {s0} that is also the {r1} of {s1}?",
-        "ru": "Что является «{r0}» для «{s0}» и одновременно «{r1}» для «{s1}»?",
-    },
-    "conditional/chain": {
-        "en": "Through which intermediary is {s0} linked by {r0} to something whose {r1} is {o1}?",
-        "ru": "Через что «{s0}» связан отношением «{r0}» с тем, у чего «{r1}» — «{o1}»?",
-    },
-    "comparison": {
-        "en": "Which has the greater {r0}: {s0} or {s1}?",
-        "ru": "У кого больше значение «{r0}»: у «{s0}» или у «{s1}»?",
-    },
-}
-
-
-def _retrieval_question(subgraph: Subgraph, lang: str) -> str:
-    shape = subgraph.shape.value
-    if subgraph.shape is Shape.multihop:
-        return _multihop_question(subgraph, lang)
-    key = f"{shape}/{subgraph.variant}"
-    template = _RETRIEVAL_QUESTIONS.get(key) or _RETRIEVAL_QUESTIONS[shape]
-    slots = {}
-    for i, fact in enumerate(subgraph.facts[:2]):
-        slots |= {f"s{i}": fact.subject.label_in(lang), f"r{i}": fact.relation.label_in(lang), f"o{i}": fact.object.label_in(lang)}
-    if subgraph.shape is Shape.comparison and subgraph.facts[0].object.datatype and "date" in subgraph.facts[0].object.datatype:
-        template = {"en": "Which has the later {r0}: {s0} or {s1}?", "ru": "У кого дата «{r0}» позже: у «{s0}» или у «{s1}»?"}
-    return template[lang].format(**slots)
-
-
-def _multihop_question(subgraph: Subgraph, lang: str) -> str:
-    """Describe the chain from the named entity without naming a bridge."""
-    entity = subgraph.mention[0].label_in(lang)
-    first = subgraph.facts[0]
-    inverse = first.object.value == subgraph.mention[0].value
-    r = [f.relation.label_in(lang) for f in subgraph.facts]
-    if lang == "ru":
-        start = f"то, у чего «{r[0]}» — «{entity}»" if inverse else f"«{r[0]}» у «{entity}»"
-        chain = " → ".join(f"«{x}»" for x in r[1:])
-        return f"Возьмите {start}; далее по цепочке {chain}. Что получится в конце?"
-    start = f"the one whose {r[0]} is {entity}" if inverse else f"the {r[0]} of {entity}"
-    for relation in r[1:]:
-        start = f"the {relation} of {start}"
-    return f"What is {start}?"

@@ -1,0 +1,282 @@
+"""How relations and entities are put into words, in English and Russian.
+
+A relation is spoken through a *noun form*: what its value is to the subject ("monthly
+salary", "city of residence"; «месячная зарплата»), and an *inverse noun form*: what the
+subject is to the value ("employee" for works-in, "order" for ordered-by; «сотрудник»).
+Every question and fact turn is built from these, so a label such as "located in" or
+"ordered by" is never put where a noun belongs. A graph may give the forms with
+``kgs:nounForm``, ``kgs:inverseNounForm``, ``kgs:yesForm`` and ``kgs:noForm``
+(docs/vocabulary.md); otherwise they come from the label:
+
+* English: a noun phrase is used as it is; a label that starts with a preposition keeps
+  the words after it ("in country" -> "country"); a verb-like label (a participle or a verb
+  followed by a preposition: "located in", "works in", "ordered by") gets the class of its
+  values, or the last noun after its preposition ("placed at store" -> "store"); labels that
+  read as paths (FB15k-237's "award award category category of") are replaced by the
+  last segment of the IRI first.
+* Russian: a label that is a noun phrase (pymorphy: an adjective or a noun first) is used
+  and declined by its head; a verb-like label ("находится в стране") keeps its last noun
+  ("страна"); anything else, and an English label in a Russian sentence, is named as a
+  field: «значение «nationality»», which declines through «значение».
+
+Russian names are declined (``morph.decline``): people word by word, noun phrases by
+their head ("Заказ ORD-1" -> "заказа ORD-1"), and a proper name that pymorphy cannot
+decline ("Парус Страхование") gets its class before it: «страховой компании «Парус
+Страхование»».
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from decimal import Decimal
+from functools import cache
+
+import pyoxigraph as ox
+from pydantic import BaseModel, ConfigDict
+
+from kgsynth.kg import KnowledgeGraph, local_name
+from kgsynth.kg.vocab import KGS, RDF_TYPE
+from kgsynth.queries import Node
+from kgsynth.synth import locale, morph
+
+FORM_TERMS = {"noun": KGS + "nounForm", "inverse_noun": KGS + "inverseNounForm", "yes": KGS + "yesForm", "no": KGS + "noForm"}
+_FORMS_QUERY = """SELECT ?p ?term ?form WHERE { VALUES ?term { %s } ?p ?term ?form }""" % " ".join(
+    f"<{t}>" for t in FORM_TERMS.values()
+)
+_CLASS_QUERY = "SELECT ?c WHERE { ?e <%s> ?c } #VALUES" % RDF_TYPE
+_PREPOSITIONS = frozenset("in at by of for on to from with into about as under over per within".split())
+_CYRILLIC = re.compile(r"[А-Яа-яЁё]")
+_YES_NO = {"en": ("yes", "no"), "ru": ("да", "нет")}
+
+
+def is_cyrillic(text: str) -> bool:
+    return bool(_CYRILLIC.search(text))
+
+
+class Lexicon:
+    """Noun forms of relations and names of entities, read once per graph.
+
+    Args:
+        kg: the graph: ``kgs:*Form`` literals on properties, ``rdf:type`` of entities.
+    """
+
+    def __init__(self, kg: KnowledgeGraph):
+        self.kg = kg
+        self._forms: dict[str, dict[str, dict[str, str]]] = {}  # relation IRI -> form -> lang -> text
+        for prop, term, form in kg.select(_FORMS_QUERY):
+            if isinstance(form, ox.Literal):
+                name = next(k for k, v in FORM_TERMS.items() if v == term.value)
+                self._forms.setdefault(prop.value, {}).setdefault(name, {})[form.language or ""] = form.value
+        self._classes: dict[str, Node | None] = {}
+
+    # ------------------------------------------------------------------ relations
+    def form(self, relation: Node, name: str, lang: str) -> str | None:
+        """A form the graph gives for ``relation`` (``noun``, ``inverse_noun``, ``yes``, ``no``)."""
+        by_lang = self._forms.get(relation.value, {}).get(name, {})
+        return by_lang.get(lang) or (by_lang.get("") if lang == "en" else None)
+
+    def noun(self, relation: Node, lang: str, value: Node | None = None) -> str:
+        """What the relation's value is to its subject, as a noun phrase in the nominative."""
+        given = self.form(relation, "noun", lang)
+        if given:
+            return given
+        value_class = self.class_of(value) if value is not None and value.kind == "iri" else None
+        if lang == "en":
+            return english_noun(relation.labels.get("en") or relation.label, relation.value,
+                                value_class.label_in("en") if value_class else None)
+        return russian_noun(relation.labels.get("ru"), relation.labels.get("en") or relation.label,
+                            value_class.labels.get("ru") if value_class else None)
+
+    def inverse_noun(self, relation: Node, lang: str, subject: Node | None = None) -> str:
+        """What the subject is to the relation's value ("employee" of a department)."""
+        given = self.form(relation, "inverse_noun", lang)
+        if given:
+            return given
+        subject_class = self.class_of(subject) if subject is not None and subject.kind == "iri" else None
+        label = subject_class.labels.get(lang) if subject_class else None
+        if label and (lang == "en" or is_cyrillic(label)):
+            return label.lower() if lang == "en" and not label.isupper() else label
+        return "entry" if lang == "en" else "объект"
+
+    def yes_no(self, relation: Node, value: bool, lang: str) -> str | None:
+        """The graph's statement of a boolean fact, with ``{s}`` for the subject, or None."""
+        return self.form(relation, "yes" if value else "no", lang)
+
+    # ------------------------------------------------------------------ entities
+    def class_of(self, node: Node | None) -> Node | None:
+        """The entity's class (the first by IRI when it has several), with its labels."""
+        if node is None or node.kind != "iri":
+            return None
+        if node.value not in self._classes:
+            rows = sorted(c.value for (c,) in self.kg.select(_CLASS_QUERY, (("e",), [(ox.NamedNode(node.value),)]))
+                          if isinstance(c, ox.NamedNode))
+            if rows:
+                term = ox.NamedNode(rows[0])
+                labels = self.kg.labels([term])[term]
+                self._classes[node.value] = Node.from_term(term, self.kg.pick_label(term, labels), labels)
+            else:
+                self._classes[node.value] = None
+        return self._classes[node.value]
+
+    def name(self, node: Node, lang: str, case: str = "nomn") -> str:
+        """How a sentence names ``node``: a literal as the dialogue writes it, an entity by
+        its label, declined in Russian (a proper name after its declined class)."""
+        if node.kind == "literal":
+            return spoken_value(node, lang)
+        label = node.label_in(lang)
+        if lang != "ru" or not is_cyrillic(label):
+            return label
+        if label[:1].isupper() and morph.starts_with_common_noun(label):
+            label = label[:1].lower() + label[1:]  # "Отель «Аврора»" inside a sentence: "у отеля «Аврора»"
+        if case == "nomn":
+            return label
+        declined = morph.decline(label, case)
+        if declined != label or not morph.is_proper_name(label):
+            return declined
+        cls = self.class_of(node)
+        cls_label = cls.labels.get("ru") if cls else None
+        if not cls_label or not is_cyrillic(cls_label):
+            return label
+        return f"{morph.decline(cls_label.lower(), case)} «{label.strip('«»')}»"
+
+
+def spoken_value(node: Node, lang: str) -> str:
+    """A literal as a person would say it: dates with month names, grouped numbers, yes/no."""
+    value = node.python
+    if isinstance(value, bool):
+        return _YES_NO[lang][0 if value else 1]
+    if node.datatype and node.datatype.endswith("#gYear"):
+        return node.value
+    if isinstance(value, dt.datetime):
+        return locale.format_date(value.date(), lang)
+    if isinstance(value, dt.date):
+        return locale.format_date(value, lang)
+    if isinstance(value, int | Decimal):
+        return locale.format_number(value, lang)
+    return node.value
+
+
+# ---------------------------------------------------------------------- fallbacks from labels
+def _path_like(label: str, iri: str) -> str:
+    """A readable label: FB15k-237-style path labels ("award award category category of",
+    with dots or a word doubled) give way to the IRI's last segment ("category of")."""
+    words = label.split()
+    if "." in label or "/" in label or any(a == b for a, b in zip(words, words[1:], strict=False)):
+        tail = local_name(iri).rsplit("/", 1)[-1].rsplit(".", 1)[-1]
+        return tail.replace("_", " ").strip() or label
+    return label.replace("_", " ")
+
+
+@cache
+def english_noun(label: str, iri: str, value_class: str | None = None) -> str:
+    """A noun phrase for a relation that has only its label (see the module docstring)."""
+    text = _path_like(label, iri)
+    words = text.split()
+    if not words:
+        return "value"
+    if words[0].lower() in _PREPOSITIONS and len(words) > 1:
+        return " ".join(words[1:])
+    # "located in", "ordered by", "works in", "nominated for"; not "returned product"
+    verb_like = words[-1].lower() in _PREPOSITIONS or (
+        len(words) > 1 and words[1].lower() in _PREPOSITIONS and words[0].lower().endswith(("ed", "s"))
+    ) or (len(words) == 1 and words[0].lower().endswith("ed"))
+    if not verb_like:
+        return text
+    if value_class:
+        return value_class.lower()
+    after = [w for w in words[1:] if w.lower() not in _PREPOSITIONS]
+    if after and words[-1].lower() not in _PREPOSITIONS:
+        return after[-1]
+    return f"“{text}” value"
+
+
+@cache
+def russian_noun(label_ru: str | None, label_en: str, value_class: str | None = None) -> str:
+    """A Russian noun phrase for a relation that has only its label (see the module docstring)."""
+    if label_ru and is_cyrillic(label_ru):
+        words = label_ru.split()
+        if words[0].isupper() or morph.nominative_head(words[0]) is not None:  # "ИНН", "дата рождения"
+            return label_ru
+        if value_class and is_cyrillic(value_class):
+            return value_class.lower()
+        nouns = [w for w in words[1:] if morph.analyzer().parse(w.casefold())[0].tag.POS == "NOUN"]
+        if nouns:
+            return morph.analyzer().parse(nouns[-1].casefold())[0].normal_form
+        return f"значение «{label_ru}»"
+    return f"значение «{label_en}»"
+
+
+# ---------------------------------------------------------------------- what a dialogue needs
+class EntityWording(BaseModel):
+    """The scenario's entity as the dialogue names it in one language."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    cases: dict[str, str] = {}  # Russian: the name in gent, datv, accs
+    cls: str | None = None  # the class noun ("employee", «сотрудник»)
+    cls_in_name: bool = False  # the name already says it ("Trip TR-0019", «страховая компания «Берег»»)
+    person: str | None = None  # "masc"/"femn" for a person's name (Russian labels tell)
+
+
+class FactWording(BaseModel):
+    """One fact's words: the relation's noun and its subject, or a whole yes/no sentence."""
+
+    model_config = ConfigDict(frozen=True)
+
+    noun: str
+    which: str  # "what" / the Russian "какой" agreeing with the noun
+    subject: str
+    subject_gent: str
+    statement: str | None = None  # a boolean fact as a whole sentence
+
+
+class Wording(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    entity: EntityWording
+    facts: tuple[FactWording, ...]
+
+
+def fill_subject(template: str, subject: Node, lang: str, lexicon: Lexicon) -> str:
+    return _SUBJECT_SLOT.sub(lambda m: lexicon.name(subject, lang, m.group(1) or "nomn"), template)
+
+
+_SUBJECT_SLOT = re.compile(r"\{s(?::(\w+))?\}")
+_CASES = ("gent", "datv", "accs")
+
+
+def wording(lexicon: Lexicon, entity: Node, entity_class: Node | None, facts, lang: str) -> Wording:
+    """Everything the template verbaliser says about ``entity`` and ``facts`` in ``lang``."""
+    label = lexicon.name(entity, lang)
+    cls = entity_class.label_in(lang) if entity_class else None
+    if cls and lang == "en" and not cls.isupper():
+        cls = cls.lower()
+    person = morph.person_gender(entity.labels.get("ru", "")) if entity.kind == "iri" else None
+    cases = {case: lexicon.name(entity, lang, case) for case in _CASES} if lang == "ru" else {}
+    head = cls.split()[0].casefold() if cls else ""
+    said = " ".join([label, *cases.values()]).casefold()
+    in_name = bool(cls) and (cls.casefold() in said or label.casefold().startswith(head[:4]))
+    entity_words = EntityWording(name=label, cases=cases, cls=cls, cls_in_name=in_name, person=person)
+    return Wording(entity=entity_words, facts=tuple(_fact_wording(lexicon, fact, lang) for fact in facts))
+
+
+def _fact_wording(lexicon: Lexicon, fact, lang: str) -> FactWording:
+    noun = lexicon.noun(fact.relation, lang, fact.object)
+    which = "what" if lang == "en" else morph.agree("какой", noun)
+    subject = lexicon.name(fact.subject, lang)
+    subject_gent = lexicon.name(fact.subject, lang, "gent")
+    value = fact.object.python if fact.object.kind == "literal" else None
+    statement = _yes_no_sentence(lexicon, fact, value, noun, lang) if isinstance(value, bool) else None
+    return FactWording(noun=noun, which=which, subject=subject, subject_gent=subject_gent, statement=statement)
+
+
+def _yes_no_sentence(lexicon: Lexicon, fact, value: bool, noun: str, lang: str) -> str:
+    """A boolean fact said as a statement ("Pavel is a tax resident"), never as "… is yes"."""
+    given = lexicon.yes_no(fact.relation, value, lang)
+    if given:
+        return fill_subject(given, fact.subject, lang, lexicon)
+    if lang == "en":
+        return f"{{s}} is {'' if value else 'not '}marked as “{noun}”".replace("{s}", lexicon.name(fact.subject, "en"))
+    return f"У {lexicon.name(fact.subject, 'ru', 'gent')} {'' if value else 'не '}отмечено: «{noun}»"
