@@ -342,6 +342,7 @@ FORMS = {  # local: {form: (en, ru)}
                 "no": ("{s} has no swimming pool", "в {s:loct} нет бассейна")},
     "traveller": {"inverse_noun": ("trip", "поездка")},
     "destination": {"inverse_noun": ("trip", "поездка")},
+    "tripExpenses": {"noun": ("trip spending", "расходы на поездку")},
     "tripPurpose": {"noun": ("trip purpose", "цель поездки"), "inverse_noun": ("trip", "поездка")},
     "hotel": {"noun": ("hotel", "гостиница"), "inverse_noun": ("booking", "бронирование")},
     "forTrip": {"noun": ("trip", "поездка"), "inverse_noun": ("booking", "бронирование")},

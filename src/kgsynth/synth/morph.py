@@ -132,7 +132,8 @@ def starts_with_common_noun(label: str) -> bool:
 def nominative_head(word: str):
     """The parse of ``word`` as the nominative opening of a noun phrase (a noun, an
     adjective or a participle), or None."""
-    return _nominative(word.casefold(), pos=frozenset({"NOUN"})) or _nominative(word.casefold(), pos=_AGREEING)
+    folded = word.casefold()
+    return _nominative(folded, pos=frozenset({"NOUN"})) or _plural_noun(folded) or _nominative(folded, pos=_AGREEING)
 
 
 def _plural_noun(word: str):

@@ -89,8 +89,8 @@ class _English:
         return f"What is both the {self.noun(a)} of {self.name(a.subject)} and the {self.noun(b)} of {self.name(b.subject)}?"
 
     def chain(self, a: Fact, b: Fact) -> str:
-        return (f"Which {self.inverse(b)} is the {self.noun(a)} of {self.name(a.subject)} "
-                f"and has {self.name(b.object)} as its {self.noun(b)}?")
+        return (f"Which {self.inverse(b)}, with the {self.noun(b)} {self.name(b.object)}, "
+                f"is the {self.noun(a)} of {self.name(a.subject)}?")
 
     def comparison(self, a: Fact, b: Fact, later: bool) -> str:
         return f"Which has the {'later' if later else 'greater'} {self.noun(a)}: {self.name(a.subject)} or {self.name(b.subject)}?"
