@@ -201,14 +201,6 @@ def expected_gold(rule_iri: str, source_triples: list[str], rules_graph: rdflib.
     return value
 
 
-def expected_rate_percent(rule_iri: str, source_triples: list[str], rules_graph: rdflib.Graph) -> Decimal:
-    """The percent answer of a CaseRate rule: the applied rate x 100."""
-    rule = _Rule(rule_iri, rules_graph)
-    if rule.operation != "CaseRate":
-        raise GoldCheckError(f"{rule_iri} has no rate answer")
-    return applied_rate(rule, _Facts(rule, source_triples)) * 100
-
-
 def class_label(class_iri: str, lang: str, rules_graph: rdflib.Graph) -> str:
     labels = [o for o in rules_graph.objects(URIRef(class_iri), RDFS.label) if getattr(o, "language", None) == lang]
     if len(labels) != 1:
