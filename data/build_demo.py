@@ -297,8 +297,8 @@ RELATIONS = {  # domain: [(local, en, ru, kind)]; the domain only groups them he
 }
 
 
-# How each relation is put into words (kgs:nounForm, kgs:inverseNounForm, kgs:yesForm, kgs:noForm;
-# docs/vocabulary.md) where its label is not the noun a sentence needs: "located in" is a verb
+# How each relation is put into words (kgs:nounForm, kgs:inverseNounForm, kgs:yesForm, kgs:noForm,
+# kgs:questionForm; docs/vocabulary.md) where its label is not the noun a sentence needs: "located in" is a verb
 # phrase, "ordered by" names the order's customer. {s} is the subject; {s:loct} declines it.
 FORMS = {  # local: {form: (en, ru)}
     "country": {"noun": ("country", "страна"), "inverse_noun": ("city", "город")},
@@ -313,7 +313,8 @@ FORMS = {  # local: {form: (en, ru)}
     "position": {"noun": ("job title", "должность"), "inverse_noun": ("employee", "сотрудник")},
     "taxResident": {"noun": ("tax residency", "налоговое резидентство"),
                     "yes": ("{s} is a tax resident", "{s} — налоговый резидент"),
-                    "no": ("{s} is not a tax resident", "{s} не является налоговым резидентом")},
+                    "no": ("{s} is not a tax resident", "{s} не является налоговым резидентом"),
+                    "question": ("Is {s} a tax resident?", "Есть ли статус налогового резидента у {s:gent}?")},
     "cardHolder": {"inverse_noun": ("card", "карта")},
     "issuedBy": {"noun": ("issuing bank", "банк-эмитент"), "inverse_noun": ("card", "карта")},
     "purchaseAmount": {"noun": ("monthly purchase", "покупка за месяц")},
@@ -326,7 +327,8 @@ FORMS = {  # local: {form: (en, ru)}
     "claimPolicy": {"inverse_noun": ("claim", "страховой случай")},
     "atFault": {"noun": ("policyholder's fault", "вина страхователя"),
                 "yes": ("the policyholder was at fault in {s}", "по {s:datv} виновен страхователь"),
-                "no": ("the policyholder was not at fault in {s}", "по {s:datv} страхователь не виновен")},
+                "no": ("the policyholder was not at fault in {s}", "по {s:datv} страхователь не виновен"),
+                "question": ("Was the policyholder at fault in {s}?", "Виновен ли страхователь по {s:datv}?")},
     "claimStatus": {"inverse_noun": ("claim", "страховой случай")},
     "productCategory": {"inverse_noun": ("product", "товар")},
     "membership": {"noun": ("membership level", "уровень участия"), "inverse_noun": ("customer", "покупатель")},
@@ -339,7 +341,8 @@ FORMS = {  # local: {form: (en, ru)}
     "returnedProduct": {"inverse_noun": ("return", "возврат")},
     "hasPool": {"noun": ("swimming pool", "бассейн"),
                 "yes": ("{s} has a swimming pool", "в {s:loct} есть бассейн"),
-                "no": ("{s} has no swimming pool", "в {s:loct} нет бассейна")},
+                "no": ("{s} has no swimming pool", "в {s:loct} нет бассейна"),
+                "question": ("Does {s} have a swimming pool?", "Есть ли бассейн в {s:loct}?")},
     "traveller": {"inverse_noun": ("trip", "поездка")},
     "destination": {"inverse_noun": ("trip", "поездка")},
     "tripExpenses": {"noun": ("trip spending", "расходы на поездку")},
@@ -349,7 +352,8 @@ FORMS = {  # local: {form: (en, ru)}
     "guest": {"inverse_noun": ("booking", "бронирование")},
     "tariff": {"inverse_noun": ("booking", "бронирование")},
 }
-FORM_TERMS = {"noun": "nounForm", "inverse_noun": "inverseNounForm", "yes": "yesForm", "no": "noForm"}
+FORM_TERMS = {"noun": "nounForm", "inverse_noun": "inverseNounForm", "yes": "yesForm", "no": "noForm",
+              "question": "questionForm"}
 
 
 def build_vocabulary() -> TurtleFile:

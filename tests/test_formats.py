@@ -13,9 +13,11 @@ from pydantic import ValidationError
 from kgsynth.synth.formats import (
     AnswerCheck,
     AnswerFormat,
+    Choices,
     Constraints,
     canonical_gold,
     check_answer,
+    class_aliases,
     format_instruction,
     normalize_text,
     parse_number,
@@ -424,17 +426,17 @@ GOLD_SET = ["Lyon", "Nice", "Paris"]
 @pytest.mark.parametrize(
     ("answer", "expected"),
     [
-        ("Paris, Lyon, Nice", (*OK, "lyon, nice, paris")),
-        ("Paris, Lyon and Nice", (*OK, "lyon, nice, paris")),
-        ("Paris, Lyon, and Nice.", (*OK, "lyon, nice, paris")),
-        ("nice; LYON; paris", (*OK, "lyon, nice, paris")),
-        ("Paris\nLyon\nNice", (*OK, "lyon, nice, paris")),
-        ("- Paris\n- Lyon\n- Nice", (*OK, "lyon, nice, paris")),
-        ("Nice, Paris, Lyon, Paris", (*OK, "lyon, nice, paris")),  # order free, duplicates ignored
-        ("Париж, Лион и Ницца", (*OK, "лион, ницца, париж")),
+        ("Paris, Lyon, Nice", (*OK, "lyon; nice; paris")),
+        ("Paris, Lyon and Nice", (*OK, "lyon; nice; paris")),
+        ("Paris, Lyon, and Nice.", (*OK, "lyon; nice; paris")),
+        ("nice; LYON; paris", (*OK, "lyon; nice; paris")),
+        ("Paris\nLyon\nNice", (*OK, "lyon; nice; paris")),
+        ("- Paris\n- Lyon\n- Nice", (*OK, "lyon; nice; paris")),
+        ("Nice, Paris, Lyon, Paris", (*OK, "lyon; nice; paris")),  # order free, duplicates ignored
+        ("Париж, Лион и Ницца", (*OK, "лион; ницца; париж")),
         ("Paris", (*WRONG, "paris")),  # a single item is well formed but wrong
-        ("Paris, Lyon", (*WRONG, "lyon, paris")),
-        ("Paris, Lyon, Nice, Marseille", (*WRONG, "lyon, marseille, nice, paris")),
+        ("Paris, Lyon", (*WRONG, "lyon; paris")),
+        ("Paris, Lyon, Nice, Marseille", (*WRONG, "lyon; marseille; nice; paris")),
     ],
 )
 def test_set(answer, expected):
@@ -463,7 +465,9 @@ def test_set_gold_round_trip():
 
 def test_instruction_example_from_the_brief():
     text = format_instruction(F.currency, Constraints(rounding=0), "en")
-    assert text == "Answer with a number only, without currency symbol or words, rounded to whole units."
+    assert text == (
+        "Answer with a number only, without currency symbol or words, rounded to whole units (halves are rounded up)."
+    )
 
 
 @pytest.mark.parametrize(
@@ -471,13 +475,16 @@ def test_instruction_example_from_the_brief():
     [
         (F.currency, Constraints(rounding=0, unit="RUB"), "en",
          "Answer with the amount in roubles as a number only, without currency symbol or words, "
-         "rounded to whole units."),
+         "rounded to whole units (halves are rounded up)."),
         (F.currency, Constraints(rounding=0, unit="RUB"), "ru",
-         "Ответьте суммой в рублях только числом, без символа валюты и слов, округлив до целых."),
+         "Ответьте суммой в рублях только числом, без символа валюты и слов, округлив до целых "
+         "(0,5 — в большую сторону)."),
         (F.number, Constraints(rounding=2), "ru",
-         "Ответьте только числом, без единиц измерения и слов, округлив до 2 знаков после запятой."),
+         "Ответьте только числом, без единиц измерения и слов, округлив до 2 знаков после запятой "
+         "(0,005 — в большую сторону)."),
         (F.number, Constraints(rounding=1), "en",
-         "Answer with a number only, without units or words, rounded to 1 decimal place."),
+         "Answer with a number only, without units or words, rounded to 1 decimal place "
+         "(halves are rounded up)."),
         (F.short_text, Constraints(), "en", "Answer with at most 4 words, without explanation."),
         (F.short_text, Constraints(max_words=1), "ru", "Ответьте не более чем 1 словом, без пояснений."),
         (F.yes_no, Constraints(), "ru", "Ответьте одним словом: да или нет."),
@@ -532,3 +539,216 @@ def test_rendered_numbers_parse_back(v, lang):
     assert check.syntactic_ok and check.value_matches, text
     if lang == "en":
         assert parse_number(text) == v
+
+
+# ------------------------------------------------------------------ one expected answer (issue 12)
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+@pytest.mark.parametrize("rounding", [0, 2])
+def test_rounding_instruction_states_the_tie_rule(rounding, lang):
+    text = format_instruction(F.currency, Constraints(rounding=rounding, unit="RUB"), lang)
+    assert ("(halves are rounded up)" if lang == "en" else "— в большую сторону)") in text
+
+
+def test_a_tie_is_rounded_up_as_the_instruction_says():
+    c = Constraints(rounding=0)
+    gold = canonical_gold(Decimal("164.50"), F.currency, c)
+    assert gold == "165"  # the worked example of the issue
+    assert check_answer("165", F.currency, gold, c).correct
+    assert verdict(check_answer("164", F.currency, gold, c))[:3] == WRONG
+
+
+@pytest.mark.parametrize(
+    ("unit", "lang", "text"),
+    [
+        ("days", "en", "Answer with the number of days as a number only, without words, excluding the first day "
+                       "(from the 1st to the 3rd is 2 days)."),
+        ("days", "ru", "Ответьте только числом дней, без слов, не считая первого дня (от 1-го до 3-го числа — 2 дня)."),
+        ("nights", "en", "Answer with the number of nights as a number only, without words "
+                         "(from the 1st to the 3rd is 2 nights)."),
+        ("nights", "ru", "Ответьте только числом ночей, без слов (от 1-го до 3-го числа — 2 ночи)."),
+    ],
+)
+def test_day_count_instruction_says_how_days_are_counted(unit, lang, text):
+    assert format_instruction(F.number, Constraints(unit=unit, rounding=0, day_count=True), lang) == text
+
+
+POWER = ("power class A", "power class B", "power class C", "power class D")
+POWER_RU = ("класс мощности A", "класс мощности B", "класс мощности C", "класс мощности D")
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [
+        ("en", "Answer with one of these only: power class A, power class B, power class C or power class D."),
+        ("ru", "Ответьте только одним из вариантов: класс мощности A, класс мощности B, класс мощности C "
+               "или класс мощности D."),
+    ],
+)
+def test_class_instruction_lists_the_allowed_labels(lang, text):
+    c = Constraints(choices=Choices(en=POWER, ru=POWER_RU))
+    assert format_instruction(F.short_text, c, lang) == text
+
+
+@pytest.mark.parametrize(
+    ("label", "labels", "aliases"),
+    [
+        ("power class B", POWER, ("B", "class B", "power B")),
+        ("класс мощности B", POWER_RU, ("B", "мощности B", "класс B")),
+        ("13% bracket", ("13% bracket", "15% bracket", "18% bracket"), ("13%",)),
+        ("ставка 18%", ("ставка 13%", "ставка 18%"), ("18%",)),
+        ("very large", ("small", "medium", "large", "very large"), ()),  # no word shared by all
+        ("gold plus", ("gold", "gold plus"), ("plus",)),
+        ("gold", ("gold", "gold plus"), ()),
+        ("X one", ("X one", "X two", "one X"), ()),  # "one" would also name "one X"
+        ("X two", ("X one", "X two", "one X"), ("two",)),
+        ("power class B", ("power class B",), ()),  # a lone class has no siblings to tell apart
+    ],
+)
+def test_class_aliases(label, labels, aliases):
+    assert class_aliases(label, labels) == aliases
+
+
+def test_class_aliases_never_collide_with_a_sibling():
+    labels = ("X one", "X two", "one X", "Y X one")
+    forms = {label: {normalize_text(a) for a in class_aliases(label, labels)} for label in labels}
+    for label in labels:
+        others = {normalize_text(o) for o in labels if o != label}
+        others |= {f for o in labels if o != label for f in forms[o]}
+        assert not forms[label] & others
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("power class B", OK),
+        ("B", OK),
+        ("class B", OK),
+        ("Class b.", OK),
+        ("«класс B»", OK),  # the Russian short form, in quotes
+        ("C", WRONG),
+        ("class C", WRONG),
+        ("power class", WRONG),  # the shared words alone name no class
+        ("class", WRONG),
+    ],
+)
+def test_class_answer_accepts_the_short_forms_listed_as_aliases(answer, expected):
+    aliases = [*class_aliases("power class B", POWER), "класс мощности B", *class_aliases("класс мощности B", POWER_RU)]
+    assert verdict(check_answer(answer, F.short_text, "power class B", aliases=aliases))[:3] == expected
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_set_instruction_says_semicolons(lang):
+    text = format_instruction(F.set, Constraints(), lang)
+    assert text.endswith("separated by semicolons." if lang == "en" else "через точку с запятой.")
+
+
+NUMBER_SET = ["14317.82", "21366", "Desk lamp"]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "14,317.82; 21,366; Desk lamp",  # the English dialogue's writing, as instructed
+        "14,317.82, 21,366 and desk lamp",  # commas between members, not inside a number
+        "Desk lamp\n14317.82\n21366",
+        f"14{NBSP}317,82; 21{NBSP}366; «Desk lamp»",  # the Russian dialogue's writing
+        f"14{NNBSP}317,82, 21{NNBSP}366, Desk lamp",
+        "14 317,82; 21 366 и Desk lamp",
+        "14317.820; 21366.00; Desk lamp",  # numbers by value
+    ],
+)
+def test_set_reads_numbers_written_with_commas(answer):
+    assert verdict(check_answer(answer, F.set, NUMBER_SET))[:3] == OK
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "14,317.82; 21,366",  # a member missing
+        "14,317.83; 21,366; Desk lamp",  # a wrong value
+        "14,317.82; 21,366; Desk lamp; 711",
+        "14,317,82; 21,366; Desk lamp",  # a comma cannot both group and mark decimals
+    ],
+)
+def test_set_with_numbers_stays_strict(answer):
+    assert not check_answer(answer, F.set, NUMBER_SET).value_matches
+
+
+def test_set_number_members_never_match_by_substring():
+    assert not check_answer("711", F.set, ["11"]).value_matches
+    assert not check_answer("11", F.set, ["711"]).value_matches
+
+
+def test_set_russian_members_in_another_case():
+    gold = ["Анна Петрова", "Магазин «Парковый»"]
+    assert check_answer("Анне Петровой; магазину Парковому", F.set, gold).correct
+    assert not check_answer("Анна Петрова; магазин «Лесной»", F.set, gold).value_matches
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("Магазин «Парковый»", OK),
+        ("Магазин Парковый", OK),  # without the guillemets
+        ("«Магазин Парковый»", OK),  # quotes around the whole name
+        ("магазином «Парковым»", OK),  # another case, word by word
+        ("Магазин «Лесной»", WRONG),
+        ("Парковый", WRONG),  # no substring match
+        ("Магазин", WRONG),
+    ],
+)
+def test_russian_text_in_any_case_with_or_without_quotes(answer, expected):
+    assert verdict(check_answer(answer, F.short_text, "Магазин «Парковый»"))[:3] == expected
+
+
+@pytest.mark.parametrize(("answer", "ok"), [("среднему", True), ("«средний»", True), ("Средним", True),
+                                            ("высокий", False), ("низкий", False)])
+def test_russian_one_word_in_any_case(answer, ok):
+    assert check_answer(answer, F.one_token, "средний", aliases=["mid-range"]).correct is ok
+
+
+@pytest.mark.parametrize(
+    ("text", "norm"),
+    [
+        ("Магазин «Парковый»", "магазин парковый"),
+        ('The "Red" Lion', "red lion"),
+        ("O'Brien's 'pub'", "o'brien's pub"),  # an apostrophe inside a word stays
+        ("18 %", "18%"),
+        (f"18{NBSP}%", "18%"),
+    ],
+)
+def test_normalize_text_drops_quotes_anywhere(text, norm):
+    assert normalize_text(text) == norm
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold", "c"),
+    [
+        ("16711.00", "16711", Constraints(rounding=0)),
+        ("16711,00", "16711", Constraints()),
+        ("14,317.82", "14317.82", Constraints(rounding=2)),
+        (f"2{NBSP}574,37", "2574.37", Constraints(rounding=2)),
+        (f"2{NNBSP}574,37", "2574.37", Constraints(rounding=2)),
+        ("2574.37", "2574.37", Constraints(rounding=2)),
+    ],
+)
+def test_number_in_the_dialogues_writing_or_with_zero_decimals(answer, gold, c):
+    assert verdict(check_answer(answer, F.currency, gold, c))[:3] == OK
+
+
+@pytest.mark.parametrize("lang", ["en", "ru"])
+@pytest.mark.parametrize(
+    ("fmt", "c"),
+    [
+        (F.number, Constraints(unit="days", rounding=0, day_count=True)),
+        (F.number, Constraints(unit="nights", rounding=0, day_count=True)),
+        (F.short_text, Constraints(choices=Choices(en=POWER, ru=POWER_RU))),
+        (F.one_token, Constraints(choices=Choices(en=("bronze", "silver"), ru=("бронзовый", "серебряный")))),
+    ],
+)
+def test_new_instructions_are_one_sentence(fmt, c, lang):
+    text = format_instruction(fmt, c, lang)
+    assert text[0].isupper() and text.endswith(".") and "\n" not in text
+    assert text[:-1].count(". ") == 0

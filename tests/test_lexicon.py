@@ -13,7 +13,7 @@ from conftest import FB15K, ROOT
 from kgsynth.kg import KnowledgeGraph
 from kgsynth.queries import Fact, Node
 from kgsynth.synth import morph
-from kgsynth.synth.lexicon import Lexicon, english_noun, wording
+from kgsynth.synth.lexicon import Lexicon, class_in_name, english_noun, naming, noun_of, shortened, wording
 from kgsynth.synth.questions import _English, _Russian
 
 _PREPOSITIONS = {"in", "at", "by", "of", "for", "on", "to", "from", "with", "into"}
@@ -57,8 +57,8 @@ def _check_relations(kg: KnowledgeGraph) -> int:
             assert ok(words.noun), (fact.relation.value, lang, words.noun)
             asked = (_English(lexicon) if lang == "en" else _Russian(lexicon)).simple(fact)
             label = fact.relation.labels.get(lang)
-            if label and label != words.noun and not isinstance(fact.object.python, bool):
-                # the raw label is never put where the noun belongs
+            if label and label not in (words.noun, words.short) and not isinstance(fact.object.python, bool):
+                # the raw label is never put where the noun (or the noun without what the name repeats) belongs
                 assert f"the {label} of" not in asked and f"«{label}»" not in asked, (asked, label)
             assert asked.endswith("?") and "{" not in asked
     return len(facts)
@@ -129,3 +129,84 @@ def test_a_common_noun_label_is_lower_case_inside_a_sentence(demo_kg):
     node = Node.from_term(hotel, demo_kg.pick_label(hotel, labels), labels)
     assert lexicon.name(node, "ru", "gent") == "отеля «Ривьера»"
     assert re.fullmatch(r"Hotel Riviera", lexicon.name(node, "en"))
+
+
+# ---------------------------------------------------------------------------- issue 12, prose
+EX = "https://kgsynth.example/demo/"
+
+
+def _node(kg: KnowledgeGraph, iri: str) -> Node:
+    term = ox.NamedNode(iri)
+    labels = kg.labels([term])[term]
+    return Node.from_term(term, kg.pick_label(term, labels), labels)
+
+
+def _fact(kg: KnowledgeGraph, subject: str, relation: str, obj: Node) -> Fact:
+    return Fact(subject=_node(kg, EX + subject), relation=_node(kg, EX + relation), object=obj)
+
+
+@pytest.mark.parametrize(("cls", "names", "lang", "said"), [
+    ("hotel booking", ("Booking BK-1",), "en", True),  # the head word, not the whole class
+    ("insurance claim", ("Claim CL-0032",), "en", True),
+    ("employee", ("Andrei Zakharov",), "en", False),
+    ("банковская карта", ("карта «Сокол Банк» *1", "карты «Сокол Банк» *1"), "ru", True),
+    ("бронирование гостиницы", ("бронирование BK-1", "бронирования BK-1"), "ru", True),
+    ("сотрудник", ("Андрей Захаров", "Андрея Захарова"), "ru", False),
+])
+def test_a_name_that_says_its_class(cls, names, lang, said):
+    assert class_in_name(cls, names, lang) is said
+
+
+# Worked examples, each checked by hand: the words the name repeats are dropped, a bare
+# "date" or «номер» (one of several) is not left alone.
+@pytest.mark.parametrize(("noun", "name", "lang", "short"), [
+    ("trip budget", "Trip TR-1", "en", "budget"),
+    ("return date of the trip", "Trip TR-1", "en", "return date"),
+    ("order date", "Order ORD-1", "en", "order date"),
+    ("monthly salary", "Ivan Smirnov", "en", "monthly salary"),
+    ("бюджет поездки", "поездка TR-1", "ru", "бюджет"),
+    ("дата возвращения из поездки", "поездка TR-1", "ru", "дата возвращения"),
+    ("расходы на поездку", "поездка TR-1", "ru", "расходы"),
+    ("номер заказа", "заказ ORD-1", "ru", "номер заказа"),
+    ("месячная зарплата", "Иван Смирнов", "ru", "месячная зарплата"),
+])
+def test_a_noun_said_of_a_named_subject(noun, name, lang, short):
+    assert shortened(noun, name, lang) == short
+
+
+@pytest.mark.parametrize(("noun", "subject", "said"), [
+    ("держатель карты", "карта «Сокол Банк» *1", "держатель карты «Сокол Банк» *1"),
+    ("расходы на поездку", "поездка TR-1", "расходы на поездку TR-1"),
+    ("дата возвращения из поездки", "поездка TR-1", "дата возвращения из поездки TR-1"),
+    ("месячная зарплата", "Иван Смирнов", "месячная зарплата у Ивана Смирнова"),
+])
+def test_a_russian_noun_with_its_subject(demo_kg, noun, subject, said):
+    assert noun_of(noun, naming(subject, "ru", Lexicon(demo_kg)), "ru") == said
+
+
+def test_a_boolean_is_asked_as_a_yes_no_question(demo_kg):
+    """Even at the end of a chain: never "What is the swimming pool of …?" (kgs:questionForm)."""
+    lexicon = Lexicon(demo_kg)
+    pool = Node.from_term(ox.Literal("true", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#boolean")), "true", {})
+    hotel = _node(demo_kg, EX + "hotel-ararat-view")
+    chain = (_fact(demo_kg, "booking-001", "hotel", hotel), _fact(demo_kg, "hotel-ararat-view", "hasPool", pool))
+    assert _English(lexicon).multihop(chain, inverse_start=False) == "Does the hotel of Booking BK-WLNR6B have a swimming pool?"
+    assert _Russian(lexicon).multihop(chain, inverse_start=False) == "Есть ли бассейн в гостинице бронирования BK-WLNR6B?"
+    asked = lexicon.yes_no_question(_node(demo_kg, EX + "taxResident"), "сотрудник, у которого месячная зарплата — 408 000", "ru")
+    assert asked == "Есть ли статус налогового резидента у сотрудника, у которого месячная зарплата — 408 000?"
+
+
+def test_english_descriptions_take_the_and_names_do_not(demo_kg):
+    lexicon = Lexicon(demo_kg)
+    store, = [s for (s,) in demo_kg.select('SELECT ?s WHERE { ?s <http://www.w3.org/2000/01/rdf-schema#label> "Pine store"@en }')]
+    assert lexicon.name(_node(demo_kg, store.value), "en") == "the Pine store"
+    bank, = [s for (s,) in demo_kg.select('SELECT ?s WHERE { ?s <http://www.w3.org/2000/01/rdf-schema#label> "Zarechye Bank"@en }')]
+    assert lexicon.name(_node(demo_kg, bank.value), "en") == "Zarechye Bank"
+    assert lexicon.name(_node(demo_kg, EX + "booking-001"), "en") == "Booking BK-WLNR6B"
+
+
+def test_entities_get_the_domain_of_their_class(demo_kg):
+    lexicon = Lexicon(demo_kg)
+    booking = _node(demo_kg, EX + "booking-001")
+    words = wording(lexicon, booking, None, (), "en")
+    assert words.entity.domain == "travel"

@@ -49,6 +49,16 @@ class ItemFilter:
         return item
 
 
+class DatasetFilter(ItemFilter):
+    """A filter that judges an item against the items kept before it in the dataset
+    (duplicates). Callers ``remember`` the items they keep, in order, and run these filters
+    last, scenario by scenario, so only kept items count; a resumed run rebuilds the
+    memory from what it kept and decides as an uninterrupted run did."""
+
+    def remember(self, items: Sequence[Item]) -> None:
+        raise NotImplementedError
+
+
 def rejection(item: Item, filter_name: str, reason: str) -> Rejection:
     m = item.metadata
     return Rejection(

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kgsynth.errors import KgsynthError
-from kgsynth.filters.base import ItemFilter
+from kgsynth.filters.base import DatasetFilter
 from kgsynth.synth.item import Item
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def embedding_text(item: Item) -> str:
     return f"{item.question}\n{item.transcript}"
 
 
-class NearDuplicateFilter(ItemFilter):
+class NearDuplicateFilter(DatasetFilter):
     name = "near_duplicate"
 
     def __init__(self, threshold: float = 0.95, model_path: str | None = None):

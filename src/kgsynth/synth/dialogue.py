@@ -1,10 +1,17 @@
 """The template verbaliser: a scenario -> a 2-3 speaker dialogue, with no model.
 
 Every fact value sits in the turn its piece is mapped to; the rule and (for computed
-answers) the answer never appear. Knobs beyond the difficulty table: neutral noise turns,
-clarifications, re-asks, a correction (a value first misstated, then corrected: the gold
-uses the final value), the position of the fact turns, and padding to a target token
-count with distractor turns that mention no entity or value of the scenario.
+answers) the answer never appear. Knobs beyond the difficulty table: neutral noise turns
+(from a pool of the entity's domain), clarifications, re-asks, a correction (a value first
+misstated, then corrected: the gold uses the final value), the position of the fact
+turns, and padding to a target token count with distractor turns that mention no entity
+or value of the scenario.
+
+The dialogue reads as a conversation: each free turn answers the one before it (a
+greeting is returned, a statement acknowledged, a pause or a remark answered), no line is
+said twice, no one speaks twice in a row, a value is misstated only after what it belongs
+to is introduced and only where no other value of that relation could be meant, and a
+correction always says it is one.
 """
 
 from __future__ import annotations
@@ -21,13 +28,14 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kgsynth.errors import KgsynthError
 from kgsynth.queries import Fact, Node
-from kgsynth.synth import locale, morph
-from kgsynth.synth.phrases import PHRASES, ROLES, SPEAKERS, YES_NO
+from kgsynth.synth import locale
+from kgsynth.synth.phrases import NOISE, PAUSES, PHRASES, ROLES, SPEAKERS, YES_NO
 from kgsynth.synth.scenario import CURRENCIES, DIFFICULTY, Difficulty, Scenario
 from kgsynth.synth.statements import STATEMENTS
 
 TurnKind = Literal[
-    "opening", "fact", "misstatement", "reask", "restate", "ack", "clarify_q", "clarify_a", "noise", "distractor"
+    "opening", "reply", "fact", "misstatement", "reask", "restate", "ack", "prompt", "clarify_q", "clarify_a", "noise",
+    "closing", "distractor",
 ]
 Position = Literal["spread", "start", "middle", "end"]
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -155,10 +163,10 @@ def build_dialogue(scenario: Scenario, lang: str, settings: DialogueSettings, rn
         plan[slot] = ("piece", {"piece": piece_index})
     _plan_correction(scenario, plan, slots, settings, rng)
     _plan_reask(scenario, plan, slots, settings, rng)
-    _plan_clarification(plan, settings, rng)
+    _plan_clarification(scenario, plan, settings, rng)
     for i, entry in enumerate(plan):
         if entry is None:
-            plan[i] = _filler(plan[i - 1] if i else None, settings, rng)
+            plan[i] = _filler(plan[i - 1] if i else None, i == len(plan) - 1, settings, rng)
     writer = _Writer(scenario, lang, rng)
     speakers = _speakers(scenario, lang, settings, rng)
     order = _speaker_order(len(plan), len(speakers), rng)  # never one speaker twice in a row
@@ -182,27 +190,54 @@ def _fact_slots(n: int, total: int, difficulty: Difficulty, settings: DialogueSe
     return sorted(rng.sample(window, n))
 
 
-def _filler(previous: tuple[str, dict] | None, settings: DialogueSettings, rng: random.Random) -> tuple[str, dict]:
-    """A free turn: an opening first, an acknowledgement after something was said, else noise."""
+_STATEMENTS = frozenset({"piece", "restate", "clarify_a", "misstatement"})
+
+
+def _filler(previous: tuple[str, dict] | None, last: bool, settings: DialogueSettings,
+            rng: random.Random) -> tuple[str, dict]:
+    """A free turn that answers the one before it: an opening first, then a reply to it;
+    after a statement an acknowledgement, which a prompt to go on may follow; after noise
+    a reply to it. With the chance ``settings.noise`` (and always after a prompt or a
+    reply) it is noise instead, except as the last turn, which closes the talk."""
     if previous is None:
         return ("opening", {})
-    if rng.random() < settings.noise or previous[0] not in ("piece", "restate", "clarify_a", "misstatement"):
+    kind = previous[0]
+    if kind == "opening":
+        return ("reply", {"to": "opening"})
+    if last:  # no noise or prompt that nothing follows
+        if kind in _STATEMENTS:
+            return ("ack", {})
+        return ("reply", {"to": "noise"}) if kind == "noise" else ("closing", {})
+    if kind in ("prompt", "reply") or rng.random() < settings.noise:
         return ("noise", {})
-    return ("ack", {})
+    if kind in _STATEMENTS:
+        return ("ack", {})
+    return ("reply", {"to": "noise"}) if kind == "noise" else ("prompt", {})
+
+
+def _several_valued(scenario: Scenario) -> frozenset[int]:
+    """The facts whose subject has more than one value of that relation (monthly purchases):
+    a slip or a re-ask about "the monthly purchase" could not say which one it means, and
+    the next value after a correction would read as a further correction."""
+    keys = [(f.subject.value, f.relation.value) for f in scenario.facts]
+    return frozenset(i for i, key in enumerate(keys) if keys.count(key) > 1)
 
 
 def _plan_correction(scenario: Scenario, plan: list, slots: list[int], settings: DialogueSettings, rng) -> None:
     """Misstate one numeric/date fact in a free turn before its piece; the piece's turn corrects it."""
     if rng.random() >= settings.corrections:
         return
+    several = _several_valued(scenario)
     candidates = []
-    # a value is misstated only once the entity it belongs to has been introduced
-    named_at = next((slots[i] for i, piece in enumerate(scenario.pieces) if piece.name), -1)
     for piece_index, slot in enumerate(slots):
         for fact in scenario.pieces[piece_index].facts:
             value = scenario.facts[fact].object.python if scenario.facts[fact].object.kind == "literal" else None
-            earlier = [i for i in range(named_at + 1, slot) if plan[i] is None]
-            if earlier and _wrong_value(value, random.Random(0)) is not None:
+            if fact in several or _wrong_value(value, random.Random(0)) is None:
+                continue
+            # a value is misstated only after a turn has introduced what it belongs to
+            introduced = _introduced_at(scenario, slots, scenario.facts[fact].subject.value)
+            earlier = [i for i in range(introduced + 1, slot) if plan[i] is None]
+            if introduced >= 0 and earlier:
                 candidates.append((piece_index, fact, earlier))
     if not candidates:
         return
@@ -213,30 +248,59 @@ def _plan_correction(scenario: Scenario, plan: list, slots: list[int], settings:
     plan[slots[piece_index]][1].update(corrected=fact, wrong=wrong)
 
 
+def _introduced_at(scenario: Scenario, slots: list[int], entity: str) -> int:
+    """The turn that first names ``entity``: the name piece for the topic, else the first
+    piece with a fact about it or pointing to it (a bridge); -1 if none does."""
+    for piece, slot in zip(scenario.pieces, slots, strict=True):
+        facts = (scenario.facts[i] for i in piece.facts)
+        named = piece.name and entity == scenario.entity.value
+        if named or any(entity in (f.subject.value, f.object.value) for f in facts):
+            return slot
+    return -1
+
+
 def _plan_reask(scenario: Scenario, plan: list, slots: list[int], settings: DialogueSettings, rng) -> None:
     if rng.random() >= settings.reasks:
         return
+    several = _several_valued(scenario)
     options = [(s, f) for i, s in enumerate(slots) for f in scenario.pieces[i].facts
-               if s + 2 < len(plan) and plan[s + 1] is None and plan[s + 2] is None
+               if s + 2 < len(plan) and plan[s + 1] is None and plan[s + 2] is None and f not in several
                and not isinstance(scenario.facts[f].object.python, bool)]  # a yes/no fact is a sentence, not a value
     if options:
         slot, fact = rng.choice(options)
         plan[slot + 1], plan[slot + 2] = ("reask", {"fact": fact}), ("restate", {"fact": fact})
 
 
-def _plan_clarification(plan: list, settings: DialogueSettings, rng) -> None:
+def _plan_clarification(scenario: Scenario, plan: list, settings: DialogueSettings, rng) -> None:
     if rng.random() >= settings.clarifications:
         return
-    options = [i for i in range(1, len(plan) - 1) if plan[i] is None and plan[i + 1] is None and plan[i - 1] is not None]
+    # after a stated value ("Is that the latest information?"), never after a slip: confirming a
+    # value that is corrected later would contradict it
+    options = [i for i in range(1, len(plan) - 1) if plan[i] is None and plan[i + 1] is None
+               and plan[i - 1] is not None and _states_a_value(scenario, plan[i - 1])]
     if options:
         i = rng.choice(options)
         plan[i], plan[i + 1] = ("clarify_q", {}), ("clarify_a", {})
 
 
+def _states_a_value(scenario: Scenario, entry: tuple[str, dict]) -> bool:
+    """Whether a planned turn states a value (not only a name, or a yes/no fact as a sentence)."""
+    kind, args = entry
+    facts = scenario.pieces[args["piece"]].facts if kind == "piece" else ()
+    return kind == "restate" or any(not isinstance(scenario.facts[i].object.python, bool) for i in facts)
+
+
+def _domain(scenario: Scenario, lang: str) -> str:
+    """The rule's domain, else the domain of the entity's class ("episodic" retrieval items too)."""
+    if scenario.cell.domain in ROLES[lang]:
+        return scenario.cell.domain
+    return scenario.wording[lang].entity.domain or "general"
+
+
 def _speakers(scenario: Scenario, lang: str, settings: DialogueSettings, rng) -> list[tuple[str, str]]:
     """2-3 (name, role) pairs; names that occur in the scenario's labels are never used."""
     names = [n for n, folded in _FOLDED_SPEAKERS[lang] if not _has_word(scenario.mentioned_blob, folded)]
-    roles = ROLES[lang].get(scenario.cell.domain, ROLES[lang]["general"])
+    roles = ROLES[lang].get(_domain(scenario, lang), ROLES[lang]["general"])
     k = rng.randint(*settings.speakers)
     return list(zip(rng.sample(names, k), rng.sample(roles, k), strict=True))
 
@@ -263,31 +327,50 @@ def pad_dialogue(dialogue: Dialogue, scenario: Scenario, lang: str, target_token
     tokens = count_tokens(dialogue.text)
     padding = 0
     while tokens < target_tokens:
-        text = " ".join(rng.sample(bank, k=min(len(bank), rng.randint(1, 3))))
-        speaker, role = rng.choice(speakers)
         at = rng.randint(0, len(turns))
-        turns.insert(at, Turn(speaker=speaker, role=role, text=text, kind="distractor"))
-        tokens += count_tokens(f"{speaker}: {text}")
-        padding += 1
+        before, after = (turns[at - 1].speaker if at else None), (turns[at].speaker if at < len(turns) else None)
+        for speaker, role in reversed(_insertion_speakers(speakers, before, after, rng)):
+            text = " ".join(rng.sample(bank, k=min(len(bank), rng.randint(1, 3))))
+            turns.insert(at, Turn(speaker=speaker, role=role, text=text, kind="distractor"))
+            tokens += count_tokens(f"{speaker}: {text}")
+            padding += 1
     fact_turns = tuple(i for i, t in enumerate(turns) if t.kind == "fact")
     return dialogue.model_copy(update={"turns": tuple(turns), "fact_turns": fact_turns, "padding_turns": padding})
 
 
+def _insertion_speakers(speakers: list[tuple[str, str]], before: str | None, after: str | None,
+                        rng: random.Random) -> list[tuple[str, str]]:
+    """Who says the turns inserted between a turn of ``before`` and one of ``after``: one
+    speaker who is neither, else (two speakers, A then B) two turns, B then A, so that no
+    one speaks twice in a row."""
+    single = [s for s in speakers if s[0] not in (before, after)]
+    if single:
+        return [rng.choice(single)]
+    first = rng.choice([s for s in speakers if s[0] != before])
+    return [first, rng.choice([s for s in speakers if s[0] not in (first[0], after)])]
+
+
 class _Writer:
     """Writes each planned turn from the scenario's wording; remembers whether the entity
-    has been named and who misstated a value (a correction says whose slip it fixes)."""
+    has been named, what this dialogue has said (no line twice) and who misstated a value
+    (a correction says whose slip it fixes)."""
 
     def __init__(self, scenario: Scenario, lang: str, rng: random.Random):
         self.s, self.lang, self.rng = scenario, lang, rng
         self.words = scenario.wording[lang]
         self.phrases = STATEMENTS[lang]
         self.free = PHRASES[lang]
+        self.noise = NOISE[lang].get(_domain(scenario, lang), NOISE[lang]["general"])
+        self.paused = False  # whether the last noise line was a pause (answered "No problem"), not a remark
         self.named = False
         self.stated: set[str] = set()  # relations already stated (for "another ...")
         self.used: set[str] = set()  # phrases already said in this dialogue
         self.misstated_by: dict[int, str] = {}  # fact -> the speaker who misstated it
-        # a yes/no fact is written as its whole statement ("Pavel is a tax resident")
-        self.rendered = {i: self.words.facts[i].statement or render_value(f, scenario, lang) for i, f in enumerate(scenario.facts)}
+        # a yes/no fact is written as its whole statement ("Pavel is a tax resident"); rendered is each
+        # value as fact_values records it, spoken the same with the article a sentence needs ("the Pine store")
+        self.rendered = {i: w.statement or w.value or render_value(f, scenario, lang)
+                         for i, (f, w) in enumerate(zip(scenario.facts, self.words.facts, strict=True))}
+        self.spoken = {i: w.spoken or self.rendered[i] for i, w in enumerate(self.words.facts)}
 
     def values(self) -> tuple[str, ...]:
         return tuple(self.rendered[i] for i in range(len(self.s.facts)))
@@ -301,44 +384,59 @@ class _Writer:
             fact = self.s.facts[args["fact"]]
             self.misstated_by[args["fact"]] = name
             wrong = _render(fact.object, fact, self.s, self.lang, args["wrong"])
-            return Turn(speaker=name, role=role, text=_tidy(self._statement(args["fact"], wrong, track=False)), kind="misstatement")
+            text = self._pick("slip").format(value=wrong, **self._noun_slots(args["fact"]))
+            return Turn(speaker=name, role=role, text=_tidy(text), kind="misstatement")
         if kind in ("reask", "restate"):
-            value = self.rendered[args["fact"]]
+            value = self.spoken[args["fact"]]
             text = self._pick(kind).format(value=value, Value=_cap(value), **self._noun_slots(args["fact"]))
             return Turn(speaker=name, role=role, text=_tidy(text), kind=kind)
-        return Turn(speaker=name, role=role, text=self._pick_free(kind), kind=kind)
+        if kind == "noise":
+            return Turn(speaker=name, role=role, text=self._noise_line(), kind=kind)
+        if kind == "reply":
+            pool = "reply_opening" if args["to"] == "opening" else "reply_pause" if self.paused else "reply_remark"
+            return Turn(speaker=name, role=role, text=self._fresh(self.free[pool]), kind=kind)
+        return Turn(speaker=name, role=role, text=self._fresh(self.free[kind]), kind=kind)
 
     def _piece(self, args: dict, speaker: str) -> tuple[str, tuple[int, ...]]:
         piece = self.s.pieces[args["piece"]]
         parts = []
         entity = self.words.entity
-        slots = {"entity": entity.name, "Entity": _cap(entity.name), "cls": entity.cls or "", "a_cls": _a(entity.cls or ""),
-                 **{f"entity_{case}": text for case, text in entity.cases.items()},
-                 **{f"cls_{case}": morph.decline(entity.cls, case) for case in ("accs", "datv") if self.lang == "ru" and entity.cls}}
-        if piece.name:
-            kind = "name_class" if piece.entity_class and entity.cls and not entity.cls_in_name else "name"
-            parts.append(self._pick(kind).format(**slots))
-        elif piece.entity_class:
-            parts.append(self._pick("class_named" if entity.cls_in_name else "class").format(**slots))
+        if piece.name or piece.entity_class:
+            parts.append(self._introduction(piece.name, piece.entity_class))
         self.named = self.named or piece.name
         for i in piece.facts:
             if args.get("corrected") == i:
                 fact = self.s.facts[i]
                 wrong = _render(fact.object, fact, self.s, self.lang, args["wrong"])
                 whose = "correction_self" if self.misstated_by.get(i) == speaker else "correction_other"
-                parts.append(_cap(self._pick(whose).format(value=self.rendered[i], wrong=wrong, **self._noun_slots(i))))
+                parts.append(_cap(self._pick(whose).format(value=self.spoken[i], wrong=wrong, **self._noun_slots(i))))
             else:
-                parts.append(self._statement(i, self.rendered[i]))
+                parts.append(self._statement(i, self.spoken[i]))
         return _tidy(" ".join(parts)), piece.facts
 
-    def _statement(self, index: int, value: str, track: bool = True) -> str:
+    def _introduction(self, name: bool, entity_class: bool) -> str:
+        """The entity's name and/or class. A class the name already says ("Claim CL-1", an
+        insurance claim) is never said again: its turn names the entity once more instead."""
+        entity = self.words.entity
+        says_class = entity_class and entity.cls and not entity.cls_in_name
+        if name:
+            kind = "name_class" if says_class else "name"
+        else:
+            kind = "class" if says_class else "name_again"
+        cls = entity.cls or ""
+        return self._pick(kind).format(
+            entity=entity.name, Entity=_cap(entity.name), cls=cls, a_cls=_a(cls),
+            **{f"entity_{case}": text for case, text in entity.cases.items()},
+            **{f"cls_{case}": text for case, text in entity.cls_cases.items()},
+        )
+
+    def _statement(self, index: int, value: str) -> str:
         """One fact as a sentence; a second value of a relation already stated says it is another one."""
         fact, words = self.s.facts[index], self.words.facts[index]
         if words.statement:
             return self._pick("yes_no").format(statement=words.statement)
         kind = "fact_again" if fact.relation.value in self.stated and self._implicit(index) else "fact"
-        if track:
-            self.stated.add(fact.relation.value)
+        self.stated.add(fact.relation.value)
         return self._pick(kind).format(value=value, **self._noun_slots(index))
 
     def _implicit(self, index: int) -> bool:
@@ -347,17 +445,13 @@ class _Writer:
 
     def _noun_slots(self, index: int) -> dict[str, str]:
         words = self.words.facts[index]
+        the_noun = words.short if self._implicit(index) else words.noun_of
         if self.lang == "en":
-            the_noun = f"the {words.noun}" if self._implicit(index) else f"the {words.noun} of {words.subject}"
-        else:
-            the_noun = words.noun if self._implicit(index) else f"{words.noun} у {words.subject_gent}"
+            the_noun = f"the {the_noun}"
         return {"the_noun": the_noun, "The_noun": _cap(the_noun), "noun": words.noun, "which": words.which}
 
     def _pick(self, kind: str) -> str:
         return self._fresh(self.phrases[kind])
-
-    def _pick_free(self, kind: str) -> str:
-        return self._fresh(self.free[kind])
 
     def _fresh(self, options: Sequence[str]) -> str:
         """A random phrase, not one this dialogue has used yet while others remain."""
@@ -365,6 +459,23 @@ class _Writer:
         phrase = self.rng.choice(fresh)
         self.used.add(phrase)
         return phrase
+
+    def _noise_line(self) -> str:
+        """A noise line this dialogue has not said, free of the scenario's labels. The pool
+        is large, so a few random draws find one; listing the free lines is the fallback."""
+        for _ in range(_NOISE_DRAWS):
+            line = self.rng.choice(self.noise)
+            if line not in self.used and not _mentions(line, self.s.mentioned_texts):
+                break
+        else:
+            free = [p for p in self.noise if p not in self.used and not _mentions(p, self.s.mentioned_texts)]
+            line = self.rng.choice(free or self.noise)
+        self.used.add(line)
+        self.paused = line in PAUSES[self.lang]
+        return line
+
+
+_NOISE_DRAWS = 8
 
 
 def _a(noun: str) -> str:

@@ -69,7 +69,7 @@ def _prototype_row() -> dict:
     from decimal import Decimal
 
     from kgsynth.synth.dialogue import Turn
-    from kgsynth.synth.formats import AnswerFormat, Constraints
+    from kgsynth.synth.formats import AnswerFormat, Choices, Constraints
     from kgsynth.synth.item import CriterionScore, ItemMetadata, Review
 
     metadata = {name: _PROTOTYPE_VALUES.get(name, "x") for name in ItemMetadata.model_fields}
@@ -80,7 +80,10 @@ def _prototype_row() -> dict:
         question="x",
         format_instruction="x",
         answer_format=AnswerFormat.number,
-        constraints=Constraints(tolerance=Decimal(0), unit="x", rounding=0, range=(Decimal(0), Decimal(1)), max_words=1),
+        constraints=Constraints(
+            tolerance=Decimal(0), unit="x", rounding=0, range=(Decimal(0), Decimal(1)), max_words=1,
+            choices=Choices(en=("x",), ru=("x",)), day_count=True,
+        ),
         gold="x",
         gold_aliases=["x"],
         metadata=ItemMetadata.model_validate(metadata),

@@ -11,12 +11,19 @@ told the format by :func:`format_instruction`, the gold is stored as the text th
 Strict scoring counts an answer only when both hold. The value is still extracted from a
 badly formatted answer, so that evaluation can tell a format violation from a wrong fact.
 No substring matching anywhere: ``"711"`` never matches the gold ``"11"``.
+
+One item has one expected answer: the instruction states the tie rule of its rounding,
+how a day count is counted, the allowed labels of a class answer, and a list separator
+(semicolons) that cannot collide with a number's commas. The checker accepts every writing
+a careful reader would give: the dialogue's number writing, a Russian word in another case,
+quotes anywhere, and the short forms of a class listed on the item as aliases.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import functools
+import itertools
 import re
 from collections.abc import Collection, Iterable, Sequence
 from decimal import Decimal
@@ -24,14 +31,17 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from kgsynth.synth import morph
 from kgsynth.synth.locale import MONTHS_EN, MONTHS_RU_GENITIVE, check_lang, plain_number, plural_ru, to_decimal
 
 __all__ = [
     "AnswerCheck",
     "AnswerFormat",
+    "Choices",
     "Constraints",
     "canonical_gold",
     "check_answer",
+    "class_aliases",
     "format_instruction",
     "normalize_text",
     "parse_number",
@@ -48,15 +58,30 @@ class AnswerFormat(StrEnum):
     date = "date"  # YYYY-MM-DD
     one_token = "one_token"
     short_text = "short_text"  # 1..max_words words (4 by default)
-    set = "set"  # items separated by commas
+    set = "set"  # items separated by semicolons (newlines, a last "and" and commas outside numbers also read)
 
 
 NUMERIC_FORMATS = frozenset({AnswerFormat.number, AnswerFormat.currency, AnswerFormat.percent})
 DEFAULT_MAX_WORDS = 4
 
 
+class Choices(BaseModel):
+    """The labels a closed question allows (a rule's classes), in each language the
+    instruction can be written in."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    en: tuple[str, ...] = ()
+    ru: tuple[str, ...] = ()
+
+
 class Constraints(BaseModel):
-    """What an answer must satisfy beyond its format; the defaults constrain nothing."""
+    """What an answer must satisfy beyond its format; the defaults constrain nothing.
+
+    ``choices`` lists the allowed labels (named by the instruction); ``day_count`` marks a
+    count of days from a start date to an end date, the start day not counted (the rule
+    engine's end minus start), which the instruction spells out.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -65,6 +90,8 @@ class Constraints(BaseModel):
     rounding: int | None = Field(default=None, ge=0)
     range: tuple[Decimal, Decimal] | None = None
     max_words: int | None = Field(default=None, ge=1)
+    choices: Choices | None = None
+    day_count: bool = False
 
     @model_validator(mode="after")
     def _range_ordered(self) -> Constraints:
@@ -171,9 +198,14 @@ def check_answer(
     """Score ``answer`` strictly against ``gold`` (as returned by :func:`canonical_gold`).
 
     Whitespace around the answer and one trailing ``.`` or ``!`` are ignored everywhere.
-    ``aliases`` are other acceptable texts for text golds (e.g. the Russian label); for
-    ``set`` each alias is a whole alternative list. A non-text gold (a Decimal, a date) is
-    passed through :func:`canonical_gold` first.
+    ``aliases`` are other acceptable texts for text golds (e.g. the Russian label, a class's
+    short forms from :func:`class_aliases`); for ``set`` each alias is a whole alternative
+    list. A non-text gold (a Decimal, a date) is passed through :func:`canonical_gold` first.
+
+    Texts match as a careful reader would: case, ё/е, quotes anywhere and one leading
+    English article aside, and a Russian word in any grammatical case (see
+    :func:`texts_match`). Set members that are numbers match by value in any writing the
+    number checker accepts.
     """
     fmt = AnswerFormat(fmt)
     if not isinstance(gold, str | list):
@@ -190,7 +222,7 @@ def check_answer(
     if fmt is AnswerFormat.set:
         return _check_set(text, gold, constraints, aliases)
     golds = [gold] if isinstance(gold, str) else list(gold)
-    accepted = {normalize_text(g) for g in [*golds, *aliases]} - {""}
+    accepted = [*golds, *aliases]
     if fmt is AnswerFormat.one_token:
         return _check_one_token(text, accepted)
     return _check_short_text(text, accepted, constraints.max_words or DEFAULT_MAX_WORDS)
@@ -397,21 +429,65 @@ def _check_date(text: str, gold: str | list[str]) -> AnswerCheck:
 _EDGE = " \"'«»“”„‟‘’`´.,;:!?()[]{}<>*•—–"
 _OPEN_QUOTES = "\"'«“„‘`"
 _CLOSE_QUOTES = "\"'»”“’`"
+# Quotes dropped wherever they stand (Магазин «Парковый»); an apostrophe only outside a word (O'Brien keeps it).
+_QUOTES = re.compile("[\"«»“”„‟]")
+# Written char first, then "no word on one side of it": much faster over a whole dialogue than lookbehinds first.
+_LOOSE_APOSTROPHE = re.compile(r"['`´](?:(?<=\B.)|\B)")
+_SPACE_BEFORE_PERCENT = re.compile(r"(?<=[0-9])\s+%")  # Russian typography writes "18 %"
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*")
 _HAS_ALNUM = re.compile(r"[^\W_]")
+_HAS_CYRILLIC = re.compile(r"[а-яё]")
+_RUSSIAN_WORD = re.compile(r"[а-яё]+(?:-[а-яё]+)*")
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+(?=\S)")
 
 
 def normalize_text(text: str) -> str:
     """Comparable form of a text answer or gold.
 
-    Casefold, ё -> е, curly apostrophes -> ``'``, whitespace collapsed, quotes and
-    punctuation stripped at both ends, one leading English article dropped.
+    Casefold, ё -> е, curly apostrophes -> ``'``, quotes dropped anywhere, whitespace
+    collapsed (none before ``%``), punctuation stripped at both ends, one leading English
+    article dropped.
     """
-    s = text.casefold().replace("ё", "е").replace("’", "'").replace("‘", "'")
+    s = _QUOTES.sub(" ", text.casefold().replace("ё", "е").replace("’", "'").replace("‘", "'"))
+    if "'" in s or "`" in s or "´" in s:
+        s = _LOOSE_APOSTROPHE.sub(" ", s)
     s = " ".join(s.split()).strip(_EDGE)
+    if "%" in s:
+        s = _SPACE_BEFORE_PERCENT.sub("%", s)
     s = _ARTICLE.sub("", s, count=1)
     return s.strip(_EDGE)
+
+
+def texts_match(answer: str, accepted: Iterable[str]) -> bool:
+    """Whether ``answer`` writes one of the ``accepted`` texts: equal once normalised
+    (:func:`normalize_text`), or, for Russian, equal word by word in dictionary form
+    (pymorphy3), so «среднему» matches «средний» and «магазином Парковым» matches
+    «Магазин «Парковый»»; the words must still be the same words in the same order."""
+    said = normalize_text(answer)
+    if not said:
+        return False
+    keys = [k for k in map(normalize_text, accepted) if k]
+    if said in keys:
+        return True
+    if not _HAS_CYRILLIC.search(said):
+        return False
+    said_words = said.split()
+    return any(_same_words(said_words, k.split()) for k in keys if _HAS_CYRILLIC.search(k))
+
+
+def _same_words(said: list[str], gold: list[str]) -> bool:
+    """Word by word: equal, or two Russian words with a dictionary form in common."""
+    return len(said) == len(gold) and all(
+        a == b or (_RUSSIAN_WORD.fullmatch(a) and _RUSSIAN_WORD.fullmatch(b) and _lemmas(a) & _lemmas(b))
+        for a, b in zip(said, gold, strict=True)
+    )
+
+
+@functools.lru_cache(maxsize=65536)
+def _lemmas(word: str) -> frozenset[str]:
+    """Every dictionary form pymorphy3 reads a (normalised) Russian word as: its first guess
+    alone misses some ("Анне" is first read as an indeclinable name, then as "Анна")."""
+    return frozenset(p.normal_form.replace("ё", "е") for p in morph.analyzer().parse(word)) | {word}
 
 
 def _unquote(text: str) -> str:
@@ -421,17 +497,17 @@ def _unquote(text: str) -> str:
     return text
 
 
-def _check_one_token(text: str, accepted: set[str]) -> AnswerCheck:
+def _check_one_token(text: str, accepted: Sequence[str]) -> AnswerCheck:
     value = normalize_text(text) or None
     syntactic = bool(_WORD.fullmatch(_unquote(text)))
-    return _verdict(syntactic, value in accepted, value, None if syntactic else "not exactly one word")
+    return _verdict(syntactic, texts_match(text, accepted), value, None if syntactic else "not exactly one word")
 
 
 def _word_count(text: str) -> int:
     return sum(1 for w in text.split() if _HAS_ALNUM.search(w))
 
 
-def _check_short_text(text: str, accepted: set[str], max_words: int) -> AnswerCheck:
+def _check_short_text(text: str, accepted: Sequence[str], max_words: int) -> AnswerCheck:
     value = normalize_text(text) or None
     words = _word_count(text)  # counted as written, a leading article included
     reason = None
@@ -439,7 +515,35 @@ def _check_short_text(text: str, accepted: set[str], max_words: int) -> AnswerCh
         reason = "no words"
     elif words > max_words:
         reason = f"more than {max_words} words"
-    return _verdict(reason is None, value in accepted, value, reason)
+    return _verdict(reason is None, texts_match(text, accepted), value, reason)
+
+
+@functools.lru_cache(maxsize=4096)  # one call per class and language of a rule: a handful per dataset
+def class_aliases(label: str, labels: tuple[str, ...]) -> tuple[str, ...]:
+    """The short forms of a class ``label`` among its rule's class ``labels`` (itself included):
+    the label with any of the words every class shares left out ("B" and "class B" of
+    "power class B" among "power class A".."D"; "13%" of "13% bracket"). A form that another
+    class's label or short form could also be read as is left out.
+    """
+    forms = {other: _shorter_forms(other, labels) for other in labels}
+    own = normalize_text(label)
+    taken = {normalize_text(f) for other in labels if normalize_text(other) != own for f in [other, *forms[other]]}
+    return tuple(f for f in forms[label] if normalize_text(f) not in taken)
+
+
+def _shorter_forms(label: str, labels: Sequence[str]) -> list[str]:
+    """``label`` with each non-empty subset of the words all ``labels`` share dropped, shortest first."""
+    words = label.split()
+    word_sets = [{w.casefold() for w in other.split()} for other in labels]
+    shared = set.intersection(*word_sets) if len(labels) > 1 else set()
+    droppable = [i for i, w in enumerate(words) if w.casefold() in shared]
+    forms = []
+    for n in range(len(droppable), 0, -1):
+        for dropped in itertools.combinations(droppable, n):
+            kept = " ".join(w for i, w in enumerate(words) if i not in dropped)
+            if kept and kept not in forms:
+                forms.append(kept)
+    return forms
 
 
 # sets -----------------------------------------------------------------------
@@ -447,15 +551,21 @@ def _check_short_text(text: str, accepted: set[str], max_words: int) -> AnswerCh
 _BULLET = re.compile(r"(?:[-*•]|[0-9]+[.)])\s+")
 _LEADING_AND = re.compile(r"^(?:and|и)\s+", re.IGNORECASE)
 _LAST_AND = re.compile(r"(.*\S)\s+(?:and|и)\s+(\S.*)", re.IGNORECASE | re.DOTALL)
+_SEPARATOR = re.compile(r"[;\n]")
+_COMMA_SEPARATOR = re.compile(r"(?<![0-9]),|,(?![0-9])")  # not inside a number: "14,317.82", "2 574,37"
 
 
 def _set_items(text: str, known: Collection[str] = ()) -> list[str]:
-    """Split a list answer into raw items: commas, semicolons, newlines, and a last "and"/"и".
+    """Split a list answer into raw items: semicolons and newlines, else commas outside
+    numbers; and a last "and"/"и".
 
-    List bullets ("- ", "1. ") are dropped. The last "and" is not split when the whole
-    piece is a known item ("Procter and Gamble").
+    An answer that uses semicolons or newlines keeps its commas inside items ("Dumbbells,
+    2 kg"); in a comma-only answer, neighbours that together write a known item are joined
+    again. List bullets ("- ", "1. ") are dropped. The last "and" is not split when the
+    whole piece is a known item ("Procter and Gamble").
     """
-    pieces = [_drop_bullet(p.strip()) for p in re.split(r"[,;\n]", text)]
+    by_comma = not _SEPARATOR.search(text)
+    pieces = [_drop_bullet(p.strip()) for p in (_COMMA_SEPARATOR if by_comma else _SEPARATOR).split(text)]
     pieces = [p for p in pieces if p]
     if len(pieces) > 1:  # Oxford comma: "a, b, and c"
         pieces[1:] = [_LEADING_AND.sub("", p, count=1) for p in pieces[1:]]
@@ -463,7 +573,18 @@ def _set_items(text: str, known: Collection[str] = ()) -> list[str]:
         last = pieces[-1]
         m = _LAST_AND.fullmatch(last)
         pieces[-1:] = [m[1], m[2]] if m and normalize_text(last) not in known else [last]
-    return pieces
+    return _join_known(pieces, known) if by_comma else pieces
+
+
+def _join_known(pieces: list[str], known: Collection[str]) -> list[str]:
+    """Comma-split pieces with each run that writes a known item joined back ("Dumbbells", "2 kg")."""
+    joined: list[str] = []
+    for piece in pieces:
+        if joined and normalize_text(f"{joined[-1]}, {piece}") in known:
+            joined[-1] = f"{joined[-1]}, {piece}"
+        else:
+            joined.append(piece)
+    return joined
 
 
 def _drop_bullet(item: str) -> str:
@@ -471,23 +592,38 @@ def _drop_bullet(item: str) -> str:
     return item[m.end() :] if m else item
 
 
-def _normalized_set(text: str, known: Collection[str] = ()) -> set[str]:
-    return {normalize_text(item) for item in _set_items(text, known)} - {""}
+def _number_readings(text: str) -> tuple[Decimal, ...]:
+    """The values ``text`` can mean if it is exactly one number, else ()."""
+    m = _NUMBER_FULL.fullmatch(text.strip().strip(_EDGE))
+    return _readings(m) if m else ()
+
+
+def _member_matches(item: str, member: str) -> bool:
+    """One answer item against one gold member: numbers by value, texts by :func:`texts_match`."""
+    value = parse_number(member)
+    if value is not None:
+        return value in _number_readings(item)
+    return texts_match(item, (member,))
+
+
+def _same_members(items: Sequence[str], members: Sequence[str]) -> bool:
+    """Every item names a member and every member is named (repeats allowed, order free)."""
+    hits = [[_member_matches(item, member) for member in members] for item in items]
+    return bool(items and members) and all(map(any, hits)) and all(map(any, zip(*hits, strict=True)))
 
 
 def _check_set(text: str, gold: str | list[str], c: Constraints, aliases: Sequence[str]) -> AnswerCheck:
-    want = _normalized_set(gold) if isinstance(gold, str) else {normalize_text(g) for g in gold} - {""}
-    alternatives = [want] + [_normalized_set(a) for a in aliases]
-    known = set().union(*alternatives)
-    items = _set_items(text, known)
-    got = {normalize_text(item) for item in items} - {""}
+    want = _set_items(gold) if isinstance(gold, str) else list(gold)
+    alternatives = [[m for m in want if normalize_text(m)]] + [_set_items(a) for a in aliases]
+    known = {normalize_text(m) for members in alternatives for m in members}
+    items = [item for item in _set_items(text, known) if normalize_text(item)]
     reason = None
-    if not got:
+    if not items:
         reason = "no items"
     elif c.max_words is not None and any(_word_count(item) > c.max_words for item in items):
         reason = f"an item has more than {c.max_words} words"
-    value = ", ".join(sorted(got)) or None
-    return _verdict(reason is None, got in alternatives, value, reason)
+    value = "; ".join(sorted({normalize_text(item) for item in items})) or None
+    return _verdict(reason is None, any(_same_members(items, members) for members in alternatives), value, reason)
 
 
 # --------------------------------------------------------------------------- instructions
@@ -500,15 +636,50 @@ _UNITS = {
 
 
 def _rounding_phrase(rounding: int | None, lang: str) -> str:
+    """How to round, with the tie rule: the engine rounds half-up, so 164.50 is 165, never 164."""
     if rounding is None:
         return ""
     if lang == "en":
-        if rounding == 0:
-            return ", rounded to whole units"
-        return f", rounded to {rounding} decimal place{'' if rounding == 1 else 's'}"
-    if rounding == 0:
-        return ", округлив до целых"
-    return f", округлив до {rounding} {plural_ru(rounding, 'знака', 'знаков', 'знаков')} после запятой"
+        places = "whole units" if rounding == 0 else f"{rounding} decimal place{'' if rounding == 1 else 's'}"
+        return f", rounded to {places} (halves are rounded up)"
+    digits = plural_ru(rounding, "знака", "знаков", "знаков")
+    places = "целых" if rounding == 0 else f"{rounding} {digits} после запятой"
+    half = "0,5" if rounding == 0 else f"0,{'0' * rounding}5"
+    return f", округлив до {places} ({half} — в большую сторону)"
+
+
+def _day_count_instruction(unit: str | None, lang: str) -> str:
+    """A count of days or nights from a start date to an end date, with a worked example:
+    the start day is not counted (a stay from the 1st to the 3rd is 2 nights; read as
+    days, both ends counted would make it 3)."""
+    nights = unit == "nights"
+    if lang == "en":
+        what = "nights" if nights else "days"
+        rule = "" if nights else ", excluding the first day"
+        example = f"from the 1st to the 3rd is 2 {what}"
+        return f"Answer with the number of {what} as a number only, without words{rule} ({example})."
+    if nights:
+        return "Ответьте только числом ночей, без слов (от 1-го до 3-го числа — 2 ночи)."
+    return "Ответьте только числом дней, без слов, не считая первого дня (от 1-го до 3-го числа — 2 дня)."
+
+
+def _choice_instruction(choices: Sequence[str], lang: str) -> str:
+    *head, last = choices
+    if lang == "en":
+        listed = f"{', '.join(head)} or {last}" if head else last
+        return f"Answer with one of these only: {listed}."
+    listed = f"{', '.join(head)} или {last}" if head else last
+    return f"Ответьте только одним из вариантов: {listed}."
+
+
+def _list_instruction(max_words: int | None, lang: str) -> str:
+    if lang == "en":
+        each = f", each item at most {max_words} word{'' if max_words == 1 else 's'}" if max_words else ""
+        return f"Answer with the list of items only, separated by semicolons{each}."
+    each = ""
+    if max_words:
+        each = f", каждый элемент не длиннее {max_words} {plural_ru(max_words, 'слова', 'слов', 'слов')}"
+    return f"Ответьте только перечнем элементов через точку с запятой{each}."
 
 
 @functools.lru_cache(maxsize=1024)  # a dataset has few distinct (format, constraints) pairs
@@ -520,6 +691,7 @@ def format_instruction(fmt: AnswerFormat, constraints: Constraints, lang: str) -
     unit = _UNITS[lang].get(c.unit, c.unit) if c.unit else None
     r = _rounding_phrase(c.rounding, lang)
     en = lang == "en"
+    choices = getattr(c.choices, lang) if c.choices else ()
     if fmt is AnswerFormat.yes_no:
         return "Answer with one word only: yes or no." if en else "Ответьте одним словом: да или нет."
     if fmt is AnswerFormat.currency:
@@ -528,6 +700,8 @@ def format_instruction(fmt: AnswerFormat, constraints: Constraints, lang: str) -
             return f"{head}, without currency symbol or words{r}."
         head = f"Ответьте суммой в {unit} только числом" if unit else "Ответьте только числом"
         return f"{head}, без символа валюты и слов{r}."
+    if fmt is AnswerFormat.number and c.day_count:
+        return _day_count_instruction(c.unit, lang)
     if fmt is AnswerFormat.number:
         if en:
             head = f"Answer with the value in {unit} as a number only" if unit else "Answer with a number only"
@@ -542,6 +716,8 @@ def format_instruction(fmt: AnswerFormat, constraints: Constraints, lang: str) -
         if en:
             return "Answer with a date only, in the format YYYY-MM-DD (for example, 2026-01-05)."
         return "Ответьте только датой в формате YYYY-MM-DD (например, 2026-01-05)."
+    if fmt in (AnswerFormat.one_token, AnswerFormat.short_text) and choices:
+        return _choice_instruction(choices, lang)
     if fmt is AnswerFormat.one_token:
         return "Answer with exactly one word." if en else "Ответьте ровно одним словом."
     if fmt is AnswerFormat.short_text:
@@ -549,12 +725,4 @@ def format_instruction(fmt: AnswerFormat, constraints: Constraints, lang: str) -
         if en:
             return f"Answer with at most {n} word{'' if n == 1 else 's'}, without explanation."
         return f"Ответьте не более чем {n} {plural_ru(n, 'словом', 'словами', 'словами')}, без пояснений."
-    if en:
-        each = f", each item at most {c.max_words} word{'' if c.max_words == 1 else 's'}" if c.max_words else ""
-        return f"Answer with the list of items only, separated by commas{each}."
-    each = (
-        f", каждый элемент не длиннее {c.max_words} {plural_ru(c.max_words, 'слова', 'слов', 'слов')}"
-        if c.max_words
-        else ""
-    )
-    return f"Ответьте только перечнем элементов через запятую{each}."
+    return _list_instruction(c.max_words, lang)

@@ -4,8 +4,9 @@ A relation is spoken through a *noun form*: what its value is to the subject ("m
 salary", "city of residence"; «месячная зарплата»), and an *inverse noun form*: what the
 subject is to the value ("employee" for works-in, "order" for ordered-by; «сотрудник»).
 Every question and fact turn is built from these, so a label such as "located in" or
-"ordered by" is never put where a noun belongs. A graph may give the forms with
-``kgs:nounForm``, ``kgs:inverseNounForm``, ``kgs:yesForm`` and ``kgs:noForm``
+"ordered by" is never put where a noun belongs; a boolean relation is said as a sentence
+and asked as a yes/no question. A graph may give the forms with ``kgs:nounForm``,
+``kgs:inverseNounForm``, ``kgs:yesForm``, ``kgs:noForm`` and ``kgs:questionForm``
 (docs/vocabulary.md); otherwise they come from the label:
 
 * English: a noun phrase is used as it is; a label that starts with a preposition keeps
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from decimal import Decimal
 from functools import cache
 
@@ -40,11 +42,15 @@ from kgsynth.kg.vocab import KGS, RDF_TYPE
 from kgsynth.queries import Node
 from kgsynth.synth import locale, morph
 
-FORM_TERMS = {"noun": KGS + "nounForm", "inverse_noun": KGS + "inverseNounForm", "yes": KGS + "yesForm", "no": KGS + "noForm"}
+FORM_TERMS = {
+    "noun": KGS + "nounForm", "inverse_noun": KGS + "inverseNounForm", "yes": KGS + "yesForm", "no": KGS + "noForm",
+    "question": KGS + "questionForm",
+}
 _FORMS_QUERY = """SELECT ?p ?term ?form WHERE { VALUES ?term { %s } ?p ?term ?form }""" % " ".join(
     f"<{t}>" for t in FORM_TERMS.values()
 )
 _CLASS_QUERY = "SELECT ?c WHERE { ?e <%s> ?c } #VALUES" % RDF_TYPE
+_DOMAINS_QUERY = "SELECT ?c ?d WHERE { ?c <%sdomain> ?d }" % KGS
 _PREPOSITIONS = frozenset("in at by of for on to from with into about as under over per within".split())
 _CYRILLIC = re.compile(r"[А-Яа-яЁё]")
 _YES_NO = {"en": ("yes", "no"), "ru": ("да", "нет")}
@@ -69,6 +75,11 @@ class Lexicon:
                 name = next(k for k, v in FORM_TERMS.items() if v == term.value)
                 self._forms.setdefault(prop.value, {}).setdefault(name, {})[form.language or ""] = form.value
         self._classes: dict[str, Node | None] = {}
+        self._domains: dict[str, str] = {}  # class (or category, rule) IRI -> local name of its kgs:domain
+        rows = sorted(kg.select(_DOMAINS_QUERY), key=lambda row: (row[0].value, row[1].value), reverse=True)
+        for cls, domain in rows:
+            if isinstance(domain, ox.NamedNode):  # the first domain by IRI wins (written last)
+                self._domains[cls.value] = local_name(domain.value)
 
     # ------------------------------------------------------------------ relations
     def form(self, relation: Node, name: str, lang: str) -> str | None:
@@ -103,6 +114,22 @@ class Lexicon:
         """The graph's statement of a boolean fact, with ``{s}`` for the subject, or None."""
         return self.form(relation, "yes" if value else "no", lang)
 
+    def yes_no_question(self, relation: Node, subject: Node | str, lang: str) -> str:
+        """A boolean relation asked as a yes/no question about ``subject`` (an entity or a
+        nominative noun phrase): the graph's ``kgs:questionForm`` ("Does {s} have a swimming
+        pool?"), else its ``kgs:yesForm`` after "Is it true that", else the noun, marked."""
+        asked = self.form(relation, "question", lang)
+        if asked:
+            return fill_subject(asked, subject, lang, self)
+        statement = self.yes_no(relation, True, lang)
+        if statement:
+            opening = "Is it true that" if lang == "en" else "Верно ли, что"
+            return f"{opening} {fill_subject(statement, subject, lang, self)}?"
+        noun = self.noun(relation, lang)
+        if lang == "en":
+            return fill_subject(f"Is {{s}} marked as “{noun}”: yes or no?", subject, lang, self)
+        return fill_subject(f"{noun[:1].upper()}{noun[1:]} у {{s:gent}} — да или нет?", subject, lang, self)
+
     # ------------------------------------------------------------------ entities
     def class_of(self, node: Node | None) -> Node | None:
         """The entity's class (the first by IRI when it has several), with its labels."""
@@ -119,13 +146,26 @@ class Lexicon:
                 self._classes[node.value] = None
         return self._classes[node.value]
 
+    def domain(self, entity_class: Node | None, *entities: Node) -> str | None:
+        """The local name of the ``kgs:domain`` ("travel") of ``entity_class``, else of the
+        first of ``entities`` whose class has one (docs/vocabulary.md: entities get their
+        domain through their class). A graph without domains costs no query."""
+        if not self._domains:
+            return None
+        if entity_class is not None and entity_class.value in self._domains:
+            return self._domains[entity_class.value]
+        classes = (self.class_of(e) for e in entities)
+        return next((self._domains[c.value] for c in classes if c is not None and c.value in self._domains), None)
+
     def name(self, node: Node, lang: str, case: str = "nomn") -> str:
         """How a sentence names ``node``: a literal as the dialogue writes it, an entity by
         its label, declined in Russian (a proper name after its declined class)."""
         if node.kind == "literal":
             return spoken_value(node, lang)
         label = node.label_in(lang)
-        if lang != "ru" or not is_cyrillic(label):
+        if lang == "en":
+            return f"the {label}" if self._takes_the(node, label) else label
+        if not is_cyrillic(label):
             return label
         if label[:1].isupper() and morph.starts_with_common_noun(label):
             label = label[:1].lower() + label[1:]  # "Отель «Аврора»" inside a sentence: "у отеля «Аврора»"
@@ -139,6 +179,19 @@ class Lexicon:
         if not cls_label or not is_cyrillic(cls_label):
             return label
         return f"{morph.decline(cls_label.lower(), case)} «{label.strip('«»')}»"
+
+    def _takes_the(self, node: Node, label: str) -> bool:
+        """Whether an English label is a description that needs "the": it says its class in
+        lower case after a name ("Pine store", "Sokol Bank card *1") or has a complement
+        ("Management board of Kedr Pharma"). Names ("Orient Hotel", "Booking BK-1") do not."""
+        words = label.split()
+        # both signs need a lower-case word after the first: most names have none and cost no query
+        if not label[:1].isupper() or not any(w.islower() for w in words[1:]):
+            return False
+        if any(w.islower() and nxt in ("of", "in") for w, nxt in zip(words, words[1:], strict=False)):
+            return True
+        cls = self.class_of(node)
+        return cls is not None and _class_head(cls.label_in("en").casefold(), "en") in words[1:]
 
 
 def spoken_value(node: Node, lang: str) -> str:
@@ -216,19 +269,22 @@ class EntityWording(BaseModel):
     name: str
     cases: dict[str, str] = {}  # Russian: the name in gent, datv, accs
     cls: str | None = None  # the class noun ("employee", «сотрудник»)
+    cls_cases: dict[str, str] = {}  # Russian: the class noun in datv, accs
     cls_in_name: bool = False  # the name already says it ("Trip TR-0019", «страховая компания «Берег»»)
-    person: str | None = None  # "masc"/"femn" for a person's name (Russian labels tell)
+    domain: str | None = None  # local name of the kgs:domain of the entity's class ("travel")
 
 
 class FactWording(BaseModel):
-    """One fact's words: the relation's noun and its subject, or a whole yes/no sentence."""
+    """One fact's words: the relation's noun alone and with its subject, or a whole yes/no sentence."""
 
     model_config = ConfigDict(frozen=True)
 
     noun: str
     which: str  # "what" / the Russian "какой" agreeing with the noun
-    subject: str
-    subject_gent: str
+    short: str  # the noun once its subject is named, without a word the name repeats ("budget" of "Trip TR-1")
+    noun_of: str  # the noun with its subject: "budget of Trip TR-1", «месячная зарплата у Ивана Смирнова»
+    value: str | None = None  # an entity value as written: «отдел маркетинга «Кедр Фарма»», "Pine store"
+    spoken: str | None = None  # ... with the article a sentence puts before it ("the Pine store")
     statement: str | None = None  # a boolean fact as a whole sentence
 
 
@@ -239,8 +295,30 @@ class Wording(BaseModel):
     facts: tuple[FactWording, ...]
 
 
-def fill_subject(template: str, subject: Node, lang: str, lexicon: Lexicon) -> str:
-    return _SUBJECT_SLOT.sub(lambda m: lexicon.name(subject, lang, m.group(1) or "nomn"), template)
+def naming(subject: Node | str, lang: str, lexicon: Lexicon) -> Callable[[str], str]:
+    """How a sentence names ``subject`` in a case: an entity through the lexicon, a noun
+    phrase in the nominative (a multi-hop bridge: "the hotel of Booking BK-1") declined by its head."""
+    if isinstance(subject, Node):
+        said: dict[str, str] = {}  # one name, asked in a case or two, often twice
+
+        def name(case: str) -> str:
+            if case not in said:
+                said[case] = lexicon.name(subject, lang, case)
+            return said[case]
+        return name
+    return lambda case: morph.decline(subject, case) if lang == "ru" else subject
+
+
+def fill_subject(template: str, subject: Node | str, lang: str, lexicon: Lexicon) -> str:
+    """``template`` with its ``{s}`` / ``{s:case}`` slots naming ``subject`` (see :func:`naming`)."""
+    name = naming(subject, lang, lexicon)
+
+    def slot(match: re.Match) -> str:
+        said = name(match.group(1) or "nomn")
+        # a Russian phrase ending in a clause («сотрудник, у которого …») closes it before the sentence goes on
+        goes_on = match.end() < len(template) and template[match.end()] not in "?.!,"
+        return f"{said}," if goes_on and lang == "ru" and ", " in said and not isinstance(subject, Node) else said
+    return _SUBJECT_SLOT.sub(slot, template)
 
 
 _SUBJECT_SLOT = re.compile(r"\{s(?::(\w+))?\}")
@@ -253,23 +331,116 @@ def wording(lexicon: Lexicon, entity: Node, entity_class: Node | None, facts, la
     cls = entity_class.label_in(lang) if entity_class else None
     if cls and lang == "en" and not cls.isupper():
         cls = cls.lower()
-    person = morph.person_gender(entity.labels.get("ru", "")) if entity.kind == "iri" else None
     cases = {case: lexicon.name(entity, lang, case) for case in _CASES} if lang == "ru" else {}
-    head = cls.split()[0].casefold() if cls else ""
-    said = " ".join([label, *cases.values()]).casefold()
-    in_name = bool(cls) and (cls.casefold() in said or label.casefold().startswith(head[:4]))
-    entity_words = EntityWording(name=label, cases=cases, cls=cls, cls_in_name=in_name, person=person)
+    cls_cases = {case: morph.decline(cls, case) for case in ("datv", "accs")} if cls and lang == "ru" else {}
+    in_name = bool(cls) and class_in_name(cls, (label, *cases.values()), lang)
+    domain = lexicon.domain(entity_class, entity, *(f.subject for f in facts[:1]))
+    entity_words = EntityWording(name=label, cases=cases, cls=cls, cls_cases=cls_cases, cls_in_name=in_name,
+                                 domain=domain)
     return Wording(entity=entity_words, facts=tuple(_fact_wording(lexicon, fact, lang) for fact in facts))
+
+
+def class_in_name(cls: str, names: tuple[str, ...], lang: str) -> bool:
+    """Whether a name already says its class: it holds the class's head word ("booking" of
+    "hotel booking" in "Booking BK-1"; «карта» of «банковская карта» in «карты «Сокол Банк» *1»)."""
+    head = _class_head(cls, lang)
+    if lang == "en":
+        return any(_has_word(name.casefold(), head) for name in names)
+    return any(morph.lemma(word) == head for name in names for word in _WORD.findall(name))
+
+
+@cache
+def _class_head(cls: str, lang: str) -> str:
+    """English: the last word before a preposition ("type" of "type of insurance"); Russian:
+    the lemma of the first noun ("бронирование" of «бронирование гостиницы»)."""
+    words = cls.casefold().split()
+    if lang == "en":
+        before = words[: next((i for i, w in enumerate(words) if w in _PREPOSITIONS), len(words))]
+        return (before or words)[-1]
+    head = next((w for w in words if (p := morph.nominative_head(w)) is not None and p.tag.POS == "NOUN"), words[0])
+    return morph.lemma(head)
+
+
+@cache
+def shortened(noun: str, name: str, lang: str) -> str:
+    """``noun`` once its subject is named, without the words that repeat the subject's
+    ``name``: "budget" for "trip budget" and "return date" for "return date of the trip" of
+    "Trip TR-1"; «бюджет» for «бюджет поездки» and «дата возвращения» for «дата возвращения
+    из поездки» of «поездка TR-1»; else ``noun``."""
+    words = noun.split()
+    if len(words) < 2:
+        return noun
+    short = _short_form(words, name, lang)
+    # a bare "date" or "number" could be any of the subject's dates or numbers: keep the whole noun
+    return noun if short.casefold() in _TOO_VAGUE else short
+
+
+_TOO_VAGUE = frozenset("date number amount sum value total дата номер сумма число значение".split())
+
+
+def _short_form(words: list[str], name: str, lang: str) -> str:
+    noun = " ".join(words)
+    if lang == "en":
+        named = name.casefold()
+        if "of" in words[1:-1]:  # "return date of the trip" of "Trip TR-1": "return date"
+            at = words.index("of", 1)
+            if all(_has_word(named, w) for w in words[at + 1:] if w != "the"):
+                return " ".join(words[:at])
+        return " ".join(words[1:]) if _has_word(named, words[0].casefold()) else noun
+    if _repeated_case(words[-1], name) is None:
+        return noun
+    kept = words[:-2] if morph.analyzer().parse(words[-2].casefold())[0].tag.POS == "PREP" else words[:-1]
+    return " ".join(kept) or noun
+
+
+@cache
+def _repeated_case(word: str, name: str) -> str | None:
+    """The case of ``word`` when it is the head noun of ``name`` said again as a dependent
+    («поездки» of «поездка TR-1»: "gent"), else None."""
+    if morph.lemma(word) not in {morph.lemma(w) for w in _WORD.findall(" ".join(name.split()[:2]))}:
+        return None
+    parses = morph.analyzer().parse(word.casefold())
+    parse = next((p for p in parses if p.tag.POS == "NOUN" and p.tag.case != "nomn"), None)
+    return parse.tag.case if parse else None
+
+
+def noun_of(noun: str, subject: Callable[[str], str], lang: str, chained: bool = False) -> str:
+    """The relation's noun with its subject (``subject(case)`` names it in a case), without
+    the article: "budget of Trip TR-1", «месячная зарплата у Ивана Смирнова». A Russian noun
+    whose dependent repeats the subject takes the subject in that dependent's place and
+    case: «держатель карты «Сокол Банк» *1», «расходы на поездку TR-1». ``chained``: a
+    bridge inside a longer phrase, the subject in the genitive without «у» («отдел сотрудника»)."""
+    if lang == "en":
+        name = subject("nomn")
+        return f"{shortened(noun, name, 'en')} of {name}"
+    words = noun.split()
+    case = _repeated_case(words[-1], subject("nomn")) if len(words) > 1 else None
+    if case:
+        return " ".join([*words[:-1], subject(case)])
+    return f"{noun} {subject('gent')}" if chained else f"{noun} у {subject('gent')}"
+
+
+_WORD = re.compile(r"[A-Za-zА-Яа-яЁё]+")
+
+
+def _has_word(text: str, word: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
 
 
 def _fact_wording(lexicon: Lexicon, fact, lang: str) -> FactWording:
     noun = lexicon.noun(fact.relation, lang, fact.object)
     which = "what" if lang == "en" else morph.agree("какой", noun)
-    subject = lexicon.name(fact.subject, lang)
-    subject_gent = lexicon.name(fact.subject, lang, "gent")
+    subject = naming(fact.subject, lang, lexicon)
     value = fact.object.python if fact.object.kind == "literal" else None
     statement = _yes_no_sentence(lexicon, fact, value, noun, lang) if isinstance(value, bool) else None
-    return FactWording(noun=noun, which=which, subject=subject, subject_gent=subject_gent, statement=statement)
+    # an entity value as the dialogue writes it: its label (Russian lower-case where it opens with a
+    # common noun, «отдел маркетинга …»), without the article a sentence puts before it ("the Pine store")
+    spoken = lexicon.name(fact.object, lang) if fact.object.kind == "iri" else None
+    written = fact.object.label_in(lang) if spoken and lang == "en" else spoken
+    return FactWording(
+        noun=noun, which=which, short=shortened(noun, subject("nomn"), lang), noun_of=noun_of(noun, subject, lang),
+        value=written, spoken=spoken, statement=statement,
+    )
 
 
 def _yes_no_sentence(lexicon: Lexicon, fact, value: bool, noun: str, lang: str) -> str:

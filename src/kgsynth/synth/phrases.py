@@ -1,80 +1,70 @@
-"""Phrase banks of the template verbaliser, by language.
+"""Free turns of the template verbaliser, by language: openings and the replies to them,
+acknowledgements, prompts that move the talk on, clarifications, neutral noise with its
+replies, and the distractor lines that pad a dialogue to a length.
 
-Slots: ``{entity}``, ``{cls}`` (``{a_cls}``: with "a"/"an"), ``{subject}``, ``{relation}``, ``{value}``, ``{wrong}``.
-Russian phrasings keep labels in the nominative (in quotes or after a dash), because a
-template cannot decline an arbitrary label, and avoid past-tense verbs, whose gender would
-have to match the speaker. No line without slots contains a digit, so it cannot state a
-value; distractor lines are also checked against the scenario's labels before use.
+None of these lines has a slot or a digit, so none can state a value; a noise line is
+also skipped in a dialogue where it contains a label of the scenario, and none names a
+thing a scenario talks about (an order, a trip, a card...), a rule of the demo graph or a
+class a rule answers with ("gold", "budget"): the filters would read it as a leak.
+Russian lines avoid past-tense verbs and short adjectives in the first person, whose
+gender would have to match the speaker's. Replies and prompts fit after any line of the
+kind they answer, so a turn never depends on which line came before it.
+
+Noise comes from a pool per domain (the ``kgs:domain`` of the entity's class): lines any
+meeting has plus lines of that domain's office, enough that no line repeats within a
+dialogue and a dataset of a thousand dialogues rarely repeats one.
 """
 
 from __future__ import annotations
 
 PHRASES: dict[str, dict[str, tuple[str, ...]]] = {
     "en": {
-        "name": (
-            "Let's go over {entity}.",
-            "I have a question about {entity}.",
-            "Can we look at {entity} today?",
-            "Next on my list is {entity}.",
-        ),
-        "class": (
-            "It's {a_cls}, by the way.",
-            "Keep in mind this one is {a_cls}.",
-            "For context, we're dealing with {a_cls} here.",
-        ),
-        "name_class": (
-            "Let's go over {entity}, {a_cls}.",
-            "I have a question about {entity} — it's {a_cls}.",
-            "Next on my list is {entity}, {a_cls}.",
-        ),
         "opening": (
             "Hi, do you have a minute?",
             "Morning! Shall we start?",
             "Hello, thanks for joining.",
             "Hi there, I won't keep you long.",
+            "Hi all, let's get started.",
+            "Good afternoon, shall we begin?",
+            "Hey, is now a good time?",
         ),
-        "fact": (
-            "The {relation} is {value}.",
-            "By the way, the {relation} is {value}.",
-            "Just so you know, {relation}: {value}.",
-            "I checked: the {relation} is {value}.",
+        "reply_opening": (  # fits after any opening
+            "Hi! Sure, go ahead.", "Hello, yes, let's start.", "Hi, sure.", "Hello! I'm ready.", "Hi, yes, I'm here.",
         ),
-        "fact_again": (
-            "There's another {relation}: {value}.",
-            "Also another {relation}, {value}.",
+        "ack": (  # after a statement
+            "Got it.", "Okay, noted.", "Right, thanks.", "Understood.", "Makes sense.", "Noted, thanks.",
+            "All right.", "Good, I've got that.", "Thanks, that helps.", "Okay, I'm with you.", "Clear.",
+            "Fine, I've noted it.",
         ),
-        "fact_about": (
-            "For {subject}, the {relation} is {value}.",
-            "As for {subject}, the {relation} is {value}.",
-            "I checked {subject}: {relation} — {value}.",
+        "prompt": (  # moves the talk on after an acknowledgement or a reply
+            "Okay, go on.", "Let's continue.", "Go ahead, I'm listening.", "Please carry on.",
+            "Okay, let's keep going.", "So, where were we?", "Right, let's move on.", "Good, go on then.",
         ),
-        "correction": (
-            "Sorry, I misspoke earlier: the {relation} is {value}, not {wrong}.",
-            "Correction — the {relation} is actually {value}, not {wrong}.",
+        "closing": (  # the last turn, when it states nothing
+            "Great, I think that covers it.", "Okay, that's all I needed.", "Thanks, that's everything for now.",
+            "Good, let's leave it there.", "Thanks, everyone, that's it.",
         ),
-        "reask": (
-            "Sorry, what was the {relation} again?",
-            "Could you repeat the {relation}?",
+        "reply_pause": (  # after a speaker stops for a moment
+            "No problem.", "Sure, take your time.", "Of course.", "No rush.", "Sure, I'll wait.", "That's fine.",
+            "No worries.", "Okay, I'm here.",
         ),
-        "restate": ("It's {value}.", "{value}, as I said."),
-        "ack": ("Got it.", "Okay, noted.", "Right, thanks.", "Understood.", "Makes sense."),
+        "reply_remark": (  # after a remark about the office
+            "Oh well.", "Mm, true.", "Yes, I've noticed.", "Tell me about it.", "Fair enough.", "Ha, yes.",
+            "I see.", "Ah, okay.",
+        ),
         "clarify_q": (
             "Is that the latest information?",
             "Has that been confirmed?",
             "Is this from the current records?",
+            "Is that final?",
+            "Are we sure that's up to date?",
         ),
         "clarify_a": (
             "Yes, it's the current version.",
             "Yes, it was confirmed this week.",
             "Yes, straight from the records.",
-        ),
-        "noise": (
-            "Hold on, let me find my notes.",
-            "Sorry, my screen just froze for a second.",
-            "Can you hear me all right?",
-            "Give me a moment, someone is at the door.",
-            "Let me grab a pen.",
-            "My coffee is getting cold, but go on.",
+            "Yes, nothing has changed since.",
+            "Yes, I double-checked it this morning.",
         ),
         "distractor": (
             "The weather has been strange lately, hasn't it?",
@@ -92,70 +82,52 @@ PHRASES: dict[str, dict[str, tuple[str, ...]]] = {
         ),
     },
     "ru": {
-        "name": (
-            "Давай разберём «{entity}».",
-            "У меня вопрос по «{entity}».",
-            "Посмотрим сегодня «{entity}»?",
-            "Следующий пункт у меня — «{entity}».",
-        ),
-        "class": (
-            "Это, кстати, {cls}.",
-            "Учти, что здесь у нас {cls}.",
-            "Для контекста: речь про объект типа «{cls}».",
-        ),
-        "name_class": (
-            "Давай разберём «{entity}» — это {cls}.",
-            "У меня вопрос по «{entity}», тип — {cls}.",
-            "Следующий пункт — «{entity}», {cls}.",
-        ),
         "opening": (
             "Привет, есть минутка?",
             "Доброе утро! Начнём?",
             "Здравствуйте, спасибо, что подключились.",
             "Привет, я ненадолго.",
+            "Всем привет, давайте начнём.",
+            "Добрый день, можно начинать?",
+            "Привет, сейчас удобно?",
         ),
-        "fact": (
-            "{relation_cap} — {value}.",
-            "Кстати, {relation} — {value}.",
-            "Для справки: {relation} — {value}.",
-            "Проверено: {relation} — {value}.",
+        "reply_opening": (
+            "Привет! Да, давай.", "Здравствуйте, да, давайте.", "Привет, конечно.", "Да, конечно, слушаю.",
+            "Привет, я на связи.",
         ),
-        "fact_again": (
-            "И ещё одна запись, {relation} — {value}.",
-            "Есть ещё: {relation} — {value}.",
+        "ack": (
+            "Ясно.", "Хорошо, записано.", "Ясно, спасибо.", "Принято.", "Логично.", "Понятно.",
+            "Хорошо.", "Записываю.", "Спасибо, это помогает.", "Так, понятно.", "Да, записываю.", "Ага, ясно.",
         ),
-        "fact_about": (
-            "По «{subject}»: {relation} — {value}.",
-            "Что касается «{subject}», {relation} — {value}.",
-            "Проверено по «{subject}»: {relation} — {value}.",
+        "prompt": (
+            "Хорошо, продолжай.", "Давай дальше.", "Слушаю, продолжай.", "Продолжаем.", "Так, на чём мы остановились?",
+            "Ладно, идём дальше.", "Хорошо, двигаемся дальше.", "Давай, я слушаю.",
         ),
-        "correction": (
-            "Извини, поправка: {relation} — {value}, а не {wrong}.",
-            "Поправка: {relation} на самом деле {value}, а не {wrong}.",
+        "closing": (
+            "Отлично, вроде бы всё.", "Хорошо, это всё, что нужно.", "Спасибо, на сегодня всё.",
+            "Хорошо, на этом остановимся.", "Отлично, спасибо всем.",
         ),
-        "reask": (
-            "Прости, повтори: {relation}?",
-            "Повтори, пожалуйста, {relation}?",
+        "reply_pause": (
+            "Без проблем.", "Конечно, не торопись.", "Да, конечно.", "Не спеши.", "Хорошо, жду.", "Давай, жду.",
+            "Конечно.", "Да, я тут.",
         ),
-        "restate": ("{value_cap}.", "{value_cap}, как уже было сказано."),
-        "ack": ("Ясно.", "Хорошо, записано.", "Ясно, спасибо.", "Принято.", "Логично."),
+        "reply_remark": (
+            "Ну что поделаешь.", "Да, это точно.", "И не говори.", "Да, есть такое.", "Бывает.", "Понимаю.",
+            "Знакомая история.", "Да, заметно.",
+        ),
         "clarify_q": (
             "Это последние данные?",
             "Это уже подтверждено?",
             "Это из текущих записей?",
+            "Это окончательные данные?",
+            "Точно ничего не менялось?",
         ),
         "clarify_a": (
             "Да, это актуальная версия.",
             "Да, подтвердили на этой неделе.",
             "Да, прямо из записей.",
-        ),
-        "noise": (
-            "Подожди, найду свои заметки.",
-            "Извини, у меня экран на секунду завис.",
-            "Меня хорошо слышно?",
-            "Минутку, кто-то пришёл.",
-            "Сейчас, только ручку возьму.",
-            "Кофе остывает, но продолжай.",
+            "Да, с тех пор ничего не поменялось.",
+            "Да, сегодня утром ещё раз сверили.",
         ),
         "distractor": (
             "Погода в последнее время какая-то странная, правда?",
@@ -174,6 +146,325 @@ PHRASES: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 
+# Noise by language and domain (local name of a kgs:domain; "general" lines are in every pool):
+# (pauses, remarks). A pause (the speaker stops for a moment) is answered with reply_pause,
+# a remark (about the office, the systems) with reply_remark, when someone answers it.
+NOISE_LINES: dict[str, dict[str, tuple[tuple[str, ...], tuple[str, ...]]]] = {
+    "en": {
+        "general": ((
+            "Hold on, let me find my notes.",
+            "Sorry, my screen just froze for a second.",
+            "Give me a moment, someone is at the door.",
+            "Let me grab a pen.",
+            "Sorry, I was on mute.",
+            "One second, my laptop wants to restart.",
+            "Sorry, the connection is a bit choppy on my side.",
+            "Let me close a few windows first.",
+            "Sorry, the previous call ran late.",
+            "Just a second, I'm switching to headphones.",
+            "My battery is low, I'll plug in.",
+            "Sorry, there's some noise from the corridor.",
+            "Let me move to a quieter room.",
+            "Let me put my phone on silent.",
+            "Sorry, a message just popped up.",
+            "Let me open the shared folder.",
+            "Hang on, I need to log in again.",
+            "Let me get a glass of water first.",
+            "The cleaners are vacuuming next door, sorry about the noise.",
+            "I'll turn my camera off, the connection is weak.",
+            "Sorry, my cat just walked across the keyboard.",
+            "Give me a second to find the right tab.",
+            "The system logged me out again, sorry.",
+            "Bear with me, my notes are all over the place.",
+            "Someone is calling me, it can wait.",
+            "Sorry, I'm typing as we talk.",
+            "Let me turn the volume up a little.",
+            "My headset keeps cutting out, sorry.",
+            "Let me save this file before anything crashes.",
+            "I have to confirm the login on my phone, one moment.",
+            "Let me zoom in, the text is tiny.",
+            "Let me mute the group chat for a while.",
+            "My chair squeaks, sorry about that.",
+            "Let me switch to the big monitor.",
+            "The kettle just boiled, give me a second.",
+            "Sorry, I'm between meetings today.",
+        ), (
+            "My coffee is getting cold again.",
+            "The wifi in this building is patchy today.",
+            "The printer down the hall is beeping again.",
+            "It's getting dark early these days.",
+            "The heating in here is on full blast.",
+            "The meeting rooms are all booked up again.",
+            "This video platform updates itself every week.",
+            "Half the team is working from home today.",
+            "The coffee machine on our floor is broken again.",
+            "Everyone seems to be away this week.",
+        )),
+        "payroll": ((
+            "Let me open the right spreadsheet.",
+            "Let me filter the table first.",
+            "Let me check I'm in the right workbook.",
+            "Let me sort the table by surname.",
+            "Let me pull up the personnel file.",
+            "One moment, the HR portal is loading.",
+        ), (
+            "The HR portal is slow again this morning.",
+            "Accounting wants everything wrapped up before the end of the month.",
+            "HR changed the folder structure again.",
+            "The personnel records take ages to load today.",
+            "Finance asked us to double-check everything this quarter.",
+            "The bank statement export is still running.",
+            "The auditors may ask about this later.",
+            "I keep mixing up the two spreadsheets.",
+            "Our team meeting got moved again.",
+            "The accounting software wants an update.",
+            "Somebody renamed the shared accounting folder.",
+            "The month-end close is always hectic.",
+            "HR sent another survey about the new timesheets.",
+        )),
+        "insurance": ((
+            "Let me open the claims system.",
+            "Let me check the client file first.",
+            "Let me find the inspection report.",
+            "Let me check which folder the paperwork ended up in.",
+            "One moment, the document archive is loading.",
+        ), (
+            "The assessor's report is still uploading.",
+            "The inspection photos are huge, they take forever to open.",
+            "The underwriting team is swamped this week.",
+            "The scanner keeps cutting off the last page.",
+            "The garage sent their estimate as a blurry scan.",
+            "The document archive is slow today.",
+            "Legal wants copies of everything, as usual.",
+            "The form changed again, I keep looking in the wrong box.",
+            "The call centre forwarded me a few emails on this.",
+            "Our queue of cases is long today.",
+            "The broker keeps calling about something else.",
+            "The new case management screen takes getting used to.",
+        )),
+        "retail": ((
+            "Let me refresh the sales dashboard.",
+            "Let me find the receipt scan.",
+            "Let me open the stock screen.",
+            "One moment, the till app is restarting.",
+            "Sorry, the shop floor is busy, I may get pulled away.",
+        ), (
+            "The till app crashed twice this morning.",
+            "The warehouse sent another stock update.",
+            "The checkout queue was huge this morning.",
+            "Marketing is planning another campaign, apparently.",
+            "The inventory screen is painfully slow.",
+            "Support tickets have been piling up since the weekend.",
+            "The courier tracking page is down again.",
+            "The new price tags still haven't arrived.",
+            "Someone left boxes in front of the stockroom again.",
+            "The till in the corner froze again.",
+            "The barcode scanner needs charging.",
+            "The window display is being changed today.",
+        )),
+        "travel": ((
+            "Let me open the itinerary.",
+            "Let me check the confirmation email.",
+            "Let me find the boarding pass.",
+            "Let me find the transfer voucher.",
+            "One moment, the corporate portal is loading.",
+        ), (
+            "The corporate portal keeps logging me out.",
+            "The airline changed its schedule again.",
+            "The travel desk is flooded with requests this week.",
+            "The visa centre still hasn't replied.",
+            "The train tickets are in a different folder.",
+            "Our coordinator is on leave this week.",
+            "The taxi receipts are still in my bag.",
+            "The map app keeps freezing on me.",
+            "Everyone seems to be travelling this month.",
+            "The airline website barely loads today.",
+            "The airport lounge wifi was terrible last time.",
+            "The conference season makes everything harder to arrange.",
+        )),
+        "geography": ((
+            "Let me open the atlas.",
+            "Let me zoom in on the map.",
+            "Let me find the right page in the gazetteer.",
+            "Let me switch the map to the political view.",
+            "Let me close the weather layer, it hides everything.",
+        ), (
+            "The map layers take a while to load.",
+            "I always mix up those two regions.",
+            "The reference book on my desk is ancient.",
+            "Our map subscription needs renewing.",
+            "The satellite view is blurry today.",
+            "I should really learn the capitals by heart.",
+            "The old globe in the meeting room is missing half the borders.",
+            "The database export came out in the wrong encoding.",
+            "The river names on this map are tiny.",
+            "The mountain ranges always confuse me on these maps.",
+        )),
+    },
+    "ru": {
+        "general": ((
+            "Подожди, найду свои заметки.",
+            "Извини, у меня экран на секунду завис.",
+            "Минутку, кто-то пришёл.",
+            "Сейчас, только ручку возьму.",
+            "Извини, у меня был выключен микрофон.",
+            "Секунду, ноутбук просит перезагрузку.",
+            "Извини, связь у меня немного прерывается.",
+            "Сейчас закрою лишние окна.",
+            "Прошу прощения, предыдущий звонок затянулся.",
+            "Секунду, надену наушники.",
+            "Батарея садится, сейчас подключу зарядку.",
+            "Извини, в коридоре шумно.",
+            "Сейчас перейду в комнату потише.",
+            "Сейчас выключу звук на телефоне.",
+            "Извини, выскочило какое-то уведомление.",
+            "Сейчас открою общую папку.",
+            "Погоди, система снова просит войти.",
+            "Сейчас налью воды и вернусь.",
+            "За стенкой пылесосят, извини за шум.",
+            "Выключу камеру, связь слабая.",
+            "Прости, кот прошёлся по клавиатуре.",
+            "Секунду, найду нужную вкладку.",
+            "Меня опять выкинуло из системы, извини.",
+            "Извини, у меня заметки в полном беспорядке.",
+            "Мне звонят, но это подождёт.",
+            "Извини, я параллельно печатаю.",
+            "Сейчас сделаю погромче.",
+            "Гарнитура всё время отключается, извини.",
+            "Сохраню файл, чтобы ничего не потерять.",
+            "Мне нужно подтвердить вход с телефона, минутку.",
+            "Сейчас увеличу масштаб, текст совсем мелкий.",
+            "Выключу пока уведомления общего чата.",
+            "Стул скрипит, извини.",
+            "Сейчас переключусь на большой монитор.",
+            "Чайник вскипел, дай секунду.",
+            "Извини, у меня сегодня встречи одна за другой.",
+        ), (
+            "Кофе опять остыл.",
+            "Вайфай в здании сегодня работает через раз.",
+            "Принтер в коридоре опять пищит.",
+            "Темнеть стало совсем рано.",
+            "Отопление тут работает на полную.",
+            "Все переговорки опять заняты.",
+            "Эта платформа для звонков обновляется каждую неделю.",
+            "Половина команды сегодня работает из дома.",
+            "На нашем этаже опять сломалась кофемашина.",
+            "Кажется, на этой неделе все в отпуске.",
+        )),
+        "payroll": ((
+            "Сейчас открою нужную таблицу.",
+            "Сначала отфильтрую таблицу.",
+            "Проверю, что открыта нужная книга.",
+            "Отсортирую таблицу по фамилии.",
+            "Сейчас достану личное дело.",
+            "Минутку, кадровый портал грузится.",
+        ), (
+            "Кадровый портал с утра опять тормозит.",
+            "Бухгалтерия просит всё закрыть до конца месяца.",
+            "Кадровики опять поменяли структуру папок.",
+            "Личные дела сегодня грузятся целую вечность.",
+            "Финансисты просят в этом квартале всё перепроверять.",
+            "Выписка из банковской системы ещё выгружается.",
+            "Аудиторы могут потом спросить об этом.",
+            "Вечно путаю эти две таблицы.",
+            "Планёрку опять перенесли.",
+            "Бухгалтерская программа просит обновление.",
+            "Кто-то переименовал общую папку бухгалтерии.",
+            "Закрытие месяца всегда проходит в спешке.",
+            "Кадровики прислали ещё один опрос про новые табели.",
+        )),
+        "insurance": ((
+            "Сейчас открою систему урегулирования убытков.",
+            "Сначала загляну в карточку клиента.",
+            "Сейчас найду акт осмотра.",
+            "Проверю, в какую папку попали документы.",
+            "Минутку, архив документов грузится.",
+        ), (
+            "Заключение эксперта ещё загружается.",
+            "Фотографии с осмотра огромные, открываются целую вечность.",
+            "У андеррайтеров на этой неделе завал.",
+            "Сканер опять обрезает последнюю страницу.",
+            "Автосервис прислал смету размытым сканом.",
+            "Архив документов сегодня медленный.",
+            "Юристы, как обычно, просят копии всего.",
+            "Форму опять поменяли, всё время смотрю не в то поле.",
+            "Колл-центр переслал мне пару писем по этой теме.",
+            "Очередь обращений сегодня длинная.",
+            "Брокер всё звонит по другому вопросу.",
+            "К новому экрану учёта дел ещё надо привыкнуть.",
+        )),
+        "retail": ((
+            "Сейчас обновлю панель продаж.",
+            "Сейчас найду скан чека.",
+            "Сейчас открою экран остатков.",
+            "Минутку, кассовое приложение перезапускается.",
+            "Извини, в зале много людей, меня могут отвлечь.",
+        ), (
+            "Кассовое приложение с утра падало дважды.",
+            "Склад прислал очередное обновление по остаткам.",
+            "Утром у касс была огромная очередь.",
+            "Маркетинг, говорят, готовит новую акцию.",
+            "Экран учёта остатков ужасно медленный.",
+            "Обращения в поддержку копятся с выходных.",
+            "Страница отслеживания курьеров опять не работает.",
+            "Новые ценники до сих пор не привезли.",
+            "Кто-то опять оставил коробки у входа на склад.",
+            "Касса в углу опять зависла.",
+            "Сканер штрихкодов надо поставить на зарядку.",
+            "Сегодня меняют оформление витрины.",
+        )),
+        "travel": ((
+            "Сейчас открою маршрут.",
+            "Сейчас проверю письмо с подтверждением.",
+            "Сейчас найду посадочный талон.",
+            "Сейчас найду ваучер на трансфер.",
+            "Минутку, корпоративный портал грузится.",
+        ), (
+            "Корпоративный портал всё время меня выкидывает.",
+            "Авиакомпания опять поменяла расписание.",
+            "У координаторов на этой неделе завал заявок.",
+            "Визовый центр до сих пор не ответил.",
+            "Билеты на поезд лежат в другой папке.",
+            "Наш координатор на этой неделе в отпуске.",
+            "Чеки за такси у меня ещё в сумке.",
+            "Приложение с картами всё время зависает.",
+            "Кажется, в этом месяце все куда-то едут.",
+            "Сайт авиакомпании сегодня еле открывается.",
+            "В зале ожидания аэропорта вайфай вечно никакой.",
+            "В сезон конференций всё организовать сложнее.",
+        )),
+        "geography": ((
+            "Сейчас открою атлас.",
+            "Сейчас увеличу карту.",
+            "Сейчас найду нужную страницу в справочнике.",
+            "Переключу карту на политическую.",
+            "Уберу слой с погодой, он всё закрывает.",
+        ), (
+            "Слои карты долго грузятся.",
+            "Вечно путаю эти два региона.",
+            "Справочник у меня на столе совсем древний.",
+            "Подписку на картографический сервис пора продлевать.",
+            "Спутниковый снимок сегодня мутный.",
+            "Надо бы наконец выучить столицы наизусть.",
+            "На старом глобусе в переговорке половины границ нет.",
+            "Выгрузка из базы пришла не в той кодировке.",
+            "Названия рек на этой карте совсем мелкие.",
+            "Горные хребты на таких картах меня всегда путают.",
+        )),
+    },
+}
+
+# each domain's noise pool (the general lines and its own), and which lines are pauses
+NOISE: dict[str, dict[str, tuple[str, ...]]] = {
+    lang: {domain: tuple(line for d in dict.fromkeys(("general", domain)) for part in by_domain[d] for line in part)
+           for domain in by_domain}
+    for lang, by_domain in NOISE_LINES.items()
+}
+PAUSES: dict[str, frozenset[str]] = {
+    lang: frozenset(line for pauses, _ in by_domain.values() for line in pauses)
+    for lang, by_domain in NOISE_LINES.items()
+}
+
 YES_NO = {"en": ("yes", "no"), "ru": ("да", "нет")}
 
 SPEAKERS: dict[str, tuple[str, ...]] = {
@@ -187,6 +478,7 @@ ROLES: dict[str, dict[str, tuple[str, ...]]] = {  # by domain local name; "gener
         "insurance": ("claims adjuster", "insurance agent", "client"),
         "retail": ("store manager", "support agent", "customer"),
         "travel": ("travel manager", "booking agent", "traveller"),
+        "geography": ("analyst", "editor", "researcher"),
         "general": ("analyst", "colleague", "manager"),
     },
     "ru": {
@@ -194,6 +486,7 @@ ROLES: dict[str, dict[str, tuple[str, ...]]] = {  # by domain local name; "gener
         "insurance": ("специалист по убыткам", "страховой агент", "клиент"),
         "retail": ("управляющий магазином", "оператор поддержки", "покупатель"),
         "travel": ("тревел-менеджер", "агент по бронированию", "путешественник"),
+        "geography": ("аналитик", "редактор", "исследователь"),
         "general": ("аналитик", "коллега", "менеджер"),
     },
 }

@@ -28,7 +28,7 @@ import re
 import shutil
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,9 +39,12 @@ import kgsynth
 from kgsynth._collector import collector_paused
 from kgsynth.errors import KgsynthError
 from kgsynth.filters import (
+    AnswerLeakFilter,
     AnswerStatedFilter,
     ClosedBookFilter,
+    DatasetFilter,
     EntityMatchFilter,
+    ExactDuplicateFilter,
     ItemFilter,
     JudgeFilter,
     NearDuplicateFilter,
@@ -112,9 +115,9 @@ def _subgraphs(kg: KnowledgeGraph, config: SynthConfig):
 
 
 def make_filters(config: SynthConfig, rules: dict[str, Rule], kg: KnowledgeGraph | None = None,
-                 models: _Models | None = None) -> list[ItemFilter]:
+                 models: _Models | None = None, scenarios: Iterable[Scenario] = ()) -> list[ItemFilter]:
     """The configured cascade, in order. ``kg`` is needed by entity_match, ``models`` by
-    the LLM filters."""
+    the LLM filters; answer_leak reads the names of the entities of ``scenarios``."""
     f = config.filters
 
     def needs(thing, name):
@@ -126,6 +129,8 @@ def make_filters(config: SynthConfig, rules: dict[str, Rule], kg: KnowledgeGraph
         "structure": StructureFilter,
         "rule_leakage": lambda: RuleLeakageFilter(rules),
         "answer_stated": AnswerStatedFilter,
+        "answer_leak": lambda: AnswerLeakFilter.from_scenarios(scenarios),
+        "exact_duplicate": ExactDuplicateFilter,
         "entity_match": lambda: EntityMatchFilter(needs(kg, "entity_match").all_labels(), kg.vocabulary(),
                                                   f.entity_match.threshold, f.entity_match.ner),
         "closed_book": lambda: ClosedBookFilter(needs(models, "closed_book").guessers, f.closed_book.similarity),
@@ -193,7 +198,8 @@ def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Pro
             languages = config.dataset.languages
             per_cell = max(1, config.dataset.n // (len(languages) * len(plans)))
             triples = _triples(kg)  # a full count: once per run
-            wording = _Wording(config, make_filters(config, rules, kg, models), models)
+            filters = make_filters(config, rules, kg, models, scenarios=(s for plan in plans for s in plan.scenarios))
+            wording = _Wording(config, filters, models)
             wanted = per_cell * len(plans) * len(languages)
             with _Work(out / ".work", _run_key(config, triples)) as work:
                 wording.recall(work)
@@ -240,12 +246,13 @@ class _Outcome:
 
 class _Wording:
     """The wording phase's machinery: template or LLM verbaliser, the filter cascade with
-    near-duplicates decided scenario by scenario, and the usage each batch costs."""
+    duplicates decided scenario by scenario, and the usage each batch costs."""
 
     def __init__(self, config: SynthConfig, filters: list[ItemFilter], models: _Models | None):
         self.config, self.models = config, models
-        self.near_duplicate = next((f for f in filters if isinstance(f, NearDuplicateFilter)), None)
-        self.filters = [f for f in filters if f is not self.near_duplicate]
+        self.dataset_filters = [f for f in filters if isinstance(f, DatasetFilter)]  # see keep()
+        self.filters = [f for f in filters if not isinstance(f, DatasetFilter)]
+        self.exact_duplicate = next((f for f in filters if isinstance(f, ExactDuplicateFilter)), None)
         generator = models.generator if models else None
         offline = [f for f in self.filters if f.name in OFFLINE_FILTERS]
         self.verbaliser = generator and LLMVerbaliser(generator, config.llm.attempts, check=lambda item: _first_reason(item, offline))
@@ -257,22 +264,28 @@ class _Wording:
 
     def stage_names(self) -> list[str]:
         """Stages in the order items meet them: with a generator, the offline filters check
-        the template draft first (a draft that fails them is not worth a call)."""
+        the template draft first (a draft that fails them is not worth a call); the
+        duplicate filters come last (see keep())."""
+        return self._cascade_stage_names() + [f.name for f in self.dataset_filters]
+
+    def _cascade_stage_names(self) -> list[str]:
         names = [f.name for f in self.filters]
         if self.verbaliser:
             names.insert(len(self._before_wording()), VERBALISE)
-        return names + ([self.near_duplicate.name] if self.near_duplicate else [])
+        return names
 
     def _before_wording(self) -> list[ItemFilter]:
         return [f for f in self.filters if f.name in OFFLINE_FILTERS] if self.verbaliser else []
 
     def recall(self, work: _Work) -> None:
-        """Give the near-duplicate filter the items a stopped run had kept, in order."""
-        if self.near_duplicate is None:
+        """Give the duplicate filters the items a stopped run had kept, in order."""
+        if not self.dataset_filters:
             return
         for record, lines in work.records(with_lines=True):
             if lines is not None:
-                self.near_duplicate.remember([item_from_row(json.loads(line)) for line in lines["items"].splitlines()])
+                items = [item_from_row(json.loads(line)) for line in lines["items"].splitlines()]
+                for f in self.dataset_filters:
+                    f.remember(items)
 
     def run(self, batch: Sequence[tuple[int, Scenario]], cell: str) -> list[_Outcome]:
         """Word and filter a batch of scenarios; outcomes in batch order."""
@@ -280,6 +293,11 @@ class _Wording:
         outcomes = [_Outcome() for _ in batch]
         drafts: list[tuple[int, Item]] = []
         for k, (_, scenario) in enumerate(batch):
+            twins = self._twins_of_kept(scenario, cell)
+            if twins:
+                outcomes[k].rejections += twins
+                outcomes[k].reached[self.exact_duplicate.name] += len(languages)
+                continue
             try:
                 drafts += [(k, make_item(scenario, lang, config.dialogue, config.dataset.seed)) for lang in languages]
             except VerbaliserError as e:  # e.g. no distractor line free of the scenario's labels
@@ -295,12 +313,26 @@ class _Wording:
         rest = [f for f in self.filters if f not in self._before_wording()]
         for item in self._cascade(items, rest, together, outcomes, by_scenario):
             outcomes[by_scenario[item.metadata.scenario_id]].items.append(item)
-        stages = [name for name in self.stage_names() if not self.near_duplicate or name != self.near_duplicate.name]  # see keep()
+        stages = self._cascade_stage_names()  # keep() counts the rest
         for k, outcome in enumerate(outcomes):
             outcome.reached.update(_filter_counts(counts[k], outcome.rejections, stages, together is not None))
             if len(outcome.items) != len(languages):
                 outcome.items = []
         return outcomes
+
+    def _twins_of_kept(self, scenario: Scenario, cell: str) -> list[dict]:
+        """Rejections of the scenario's items whose template question and gold a kept item
+        has: not worth wording (a subgraph gives the same question in every difficulty, and
+        a quarter of a 1M run's scenarios are such twins)."""
+        if self.exact_duplicate is None:
+            return []
+        rejections = []
+        for lang in self.config.dataset.languages:
+            reason = self.exact_duplicate.reason_before_wording(lang, scenario.question[lang], scenario.gold[lang])
+            if reason:
+                rejections.append({"item_id": None, "scenario_id": scenario.id, "language": lang, "cell": cell,
+                                   "filter": self.exact_duplicate.name, "reason": reason})
+        return rejections
 
     def _cascade(self, items: list[Item], filters: list[ItemFilter], together, outcomes: list[_Outcome], by_scenario) -> list[Item]:
         result = apply_filters(items, filters, together)
@@ -324,25 +356,27 @@ class _Wording:
         return [item for k, item in reworded if k not in failed]
 
     def keep(self, outcome: _Outcome) -> bool:
-        """The last check, scenario by scenario in order: near-duplicates of kept items."""
+        """The last checks, scenario by scenario in order: duplicates of kept items. They
+        run after the cascade, before the cell counts the scenario, so an item is compared
+        only with items kept before it, and a dropped one's cell takes another scenario."""
         if not outcome.items:
             return False
-        if self.near_duplicate is None:
-            return True
-        started = time.perf_counter()
-        name = self.near_duplicate.name
-        outcome.reached[name] += len(outcome.items)
-        reasons = self.near_duplicate.reasons(outcome.items)
-        for item, reason in zip(outcome.items, reasons, strict=True):
-            if reason:
-                outcome.rejections.append(rejection(item, name, reason).model_dump())
-        kept = not any(reasons)
-        if kept:
-            self.near_duplicate.remember(outcome.items)
-        else:
-            outcome.items = []
-        self.seconds[name] += time.perf_counter() - started
-        return kept
+        for f in self.dataset_filters:
+            started = time.perf_counter()
+            outcome.reached[f.name] += len(outcome.items)
+            reasons = f.reasons(outcome.items)
+            for item, reason in zip(outcome.items, reasons, strict=True):
+                if reason:
+                    outcome.rejections.append(rejection(item, f.name, reason).model_dump())
+            self.seconds[f.name] += time.perf_counter() - started
+            if any(reasons):
+                outcome.items = []
+                return False
+        for f in self.dataset_filters:
+            started = time.perf_counter()
+            f.remember(outcome.items)
+            self.seconds[f.name] += time.perf_counter() - started
+        return True
 
     def usage_since_last(self) -> dict[str, dict]:
         """Calls, tokens and seconds per stage since the previous call (for the progress log)."""
@@ -626,9 +660,13 @@ def _rate(seen: int, rejected: int) -> float | None:
     return round((seen - rejected) / seen, 4) if seen else None
 
 
+# quoted values, item ids (16 hex digits: "the same question and gold as item 35e4a1973969158a"), numbers
+_PARTICULARS = re.compile(r"'[^']*'|\"[^\"]*\"|\b[0-9a-f]{16}\b|-?\d[\d.,]*")
+
+
 def _reason_kind(reason: str) -> str:
-    """A reason without its particulars (quoted values, numbers), for counting."""
-    return " ".join(re.sub(r"'[^']*'|\"[^\"]*\"|-?\d[\d.,]*", "…", reason).split())
+    """A reason without its particulars, for counting."""
+    return " ".join(_PARTICULARS.sub("…", reason).split())
 
 
 def _triples(kg: KnowledgeGraph) -> int:

@@ -15,7 +15,7 @@ import re
 from kgsynth.kg.vocab import Operation, Rule
 from kgsynth.queries import Fact, Node, Shape, Subgraph
 from kgsynth.synth import morph
-from kgsynth.synth.lexicon import Lexicon, fill_subject
+from kgsynth.synth.lexicon import Lexicon, naming, noun_of, shortened
 
 _SLOT = re.compile(r"\{entity(?::(\w+))?\}")
 
@@ -67,43 +67,54 @@ class _English:
     def name(self, node: Node) -> str:
         return self.lex.name(node, "en")
 
+    def of(self, fact: Fact, subject: Node | str) -> str:
+        """"the <noun> of <subject>" (an entity, or a phrase describing a bridge)."""
+        return f"the {noun_of(self.noun(fact), naming(subject, 'en', self.lex), 'en')}"
+
+    def of_inverse(self, fact: Fact, inverse: str) -> str:
+        """The noun said of what ``inverse`` names, without the words it repeats ("number" of an order)."""
+        return shortened(self.noun(fact), inverse, "en")
+
     def simple(self, fact: Fact) -> str:
         if isinstance(fact.object.python, bool):
-            statement = self.lex.yes_no(fact.relation, True, "en")
-            if statement:
-                return f"Is it true that {fill_subject(statement, fact.subject, 'en', self.lex)}?"
-            return f"Is {self.name(fact.subject)} marked as “{self.noun(fact)}”: yes or no?"
-        return f"What is the {self.noun(fact)} of {self.name(fact.subject)}?"
+            return self.lex.yes_no_question(fact.relation, fact.subject, "en")
+        return f"{_who_or_what(fact)} {self.of(fact, fact.subject)}?"
 
     def forward_set(self, facts: tuple[Fact, ...]) -> str:
-        return f"List every {self.noun(facts[0])} of {self.name(facts[0].subject)}."
+        return f"List every {noun_of(self.noun(facts[0]), naming(facts[0].subject, 'en', self.lex), 'en')}."
 
     def inverse_set(self, facts: tuple[Fact, ...]) -> str:
-        return f"List every {self.inverse(facts[0])} whose {self.noun(facts[0])} is {self.name(facts[0].object)}."
+        inverse = self.inverse(facts[0])
+        return f"List every {inverse} whose {self.of_inverse(facts[0], inverse)} is {self.name(facts[0].object)}."
 
     def shared_subject(self, a: Fact, b: Fact) -> str:
-        return (f"Which {self.inverse(a)} has the {self.noun(a)} {self.name(a.object)} "
-                f"and the {self.noun(b)} {self.name(b.object)}?")
+        inverse = self.inverse(a)
+        return (f"Which {inverse} has the {self.of_inverse(a, inverse)} {self.name(a.object)} "
+                f"and the {self.of_inverse(b, inverse)} {self.name(b.object)}?")
 
     def shared_object(self, a: Fact, b: Fact) -> str:
-        return f"What is both the {self.noun(a)} of {self.name(a.subject)} and the {self.noun(b)} of {self.name(b.subject)}?"
+        return f"What is both {self.of(a, a.subject)} and {self.of(b, b.subject)}?"
 
     def chain(self, a: Fact, b: Fact) -> str:
-        return (f"Which {self.inverse(b)}, with the {self.noun(b)} {self.name(b.object)}, "
-                f"is the {self.noun(a)} of {self.name(a.subject)}?")
+        inverse = self.inverse(b)
+        return (f"Which {inverse}, with the {self.of_inverse(b, inverse)} {self.name(b.object)}, "
+                f"is {self.of(a, a.subject)}?")
 
     def comparison(self, a: Fact, b: Fact, later: bool) -> str:
         return f"Which has the {'later' if later else 'greater'} {self.noun(a)}: {self.name(a.subject)} or {self.name(b.subject)}?"
 
     def multihop(self, facts: tuple[Fact, ...], inverse_start: bool) -> str:
-        first = facts[0]
+        first, *middle, last = facts
         if inverse_start:
-            phrase = f"the {self.inverse(first)} whose {self.noun(first)} is {self.name(first.object)}"
+            inverse = self.inverse(first)
+            phrase = f"the {inverse} whose {self.of_inverse(first, inverse)} is {self.name(first.object)}"
         else:
-            phrase = f"the {self.noun(first)} of {self.name(first.subject)}"
-        for fact in facts[1:]:
-            phrase = f"the {self.noun(fact)} of {phrase}"
-        return f"What is {phrase}?"
+            phrase = self.of(first, first.subject)
+        for fact in middle:
+            phrase = self.of(fact, phrase)
+        if isinstance(last.object.python, bool):  # "Does the hotel of Booking BK-1 have a swimming pool?"
+            return self.lex.yes_no_question(last.relation, phrase, "en")
+        return f"{_who_or_what(last)} {self.of(last, phrase)}?"
 
 
 class _Russian:
@@ -119,14 +130,22 @@ class _Russian:
     def name(self, node: Node, case: str = "nomn") -> str:
         return self.lex.name(node, "ru", case)
 
+    def of(self, fact: Fact, subject: Node | str, case: str = "nomn") -> str:
+        """The noun with its subject in the genitive, no «у» («город проживания Веры Комаровой»,
+        «держатель карты «Сокол Банк» *1»), the whole phrase in ``case``."""
+        return morph.decline(noun_of(self.noun(fact), naming(subject, "ru", self.lex), "ru", chained=True), case)
+
+    def of_inverse(self, fact: Fact, inverse: str) -> str:
+        """The noun said of what ``inverse`` names, without the words it repeats («номер» of «заказ»)."""
+        return shortened(self.noun(fact), inverse, "ru")
+
     def simple(self, fact: Fact) -> str:
         if isinstance(fact.object.python, bool):
-            statement = self.lex.yes_no(fact.relation, True, "ru")
-            if statement:
-                return f"Верно ли, что {fill_subject(statement, fact.subject, 'ru', self.lex)}?"
-            return f"{_cap(self.noun(fact))} у {self.name(fact.subject, 'gent')} — да или нет?"
+            return self.lex.yes_no_question(fact.relation, fact.subject, "ru")
+        if _is_person(fact.object):  # «Кто держатель карты «Сокол Банк» *1?»
+            return f"Кто {self.of(fact, fact.subject)}?"
         noun = self.noun(fact)
-        return f"{_cap(morph.agree('какой', noun))} {noun} у {self.name(fact.subject, 'gent')}?"
+        return f"{_cap(morph.agree('какой', noun))} {noun_of(noun, naming(fact.subject, 'ru', self.lex), 'ru')}?"
 
     def forward_set(self, facts: tuple[Fact, ...]) -> str:
         noun = self.noun(facts[0])
@@ -135,39 +154,50 @@ class _Russian:
     def inverse_set(self, facts: tuple[Fact, ...]) -> str:
         inverse = self.inverse(facts[0])
         return (f"Перечислите {_all(inverse)} {morph.decline(inverse, 'accs', 'plur')}, у которых "
-                f"{self.noun(facts[0])} — {self.name(facts[0].object)}.")
+                f"{self.of_inverse(facts[0], inverse)} — {self.name(facts[0].object)}.")
 
     def shared_subject(self, a: Fact, b: Fact) -> str:
         inverse = self.inverse(a)
-        return (f"У {morph.agree('какой', inverse, 'gent')} {morph.decline(inverse, 'gent')} {self.noun(a)} — "
-                f"{self.name(a.object)}, а {self.noun(b)} — {self.name(b.object)}?")
+        return (f"У {morph.agree('какой', inverse, 'gent')} {morph.decline(inverse, 'gent')} "
+                f"{self.of_inverse(a, inverse)} — {self.name(a.object)}, а {self.of_inverse(b, inverse)} — {self.name(b.object)}?")
 
     def shared_object(self, a: Fact, b: Fact) -> str:
-        return (f"Что является одновременно {morph.decline(self.noun(a), 'ablt')} {self.name(a.subject, 'gent')} "
-                f"и {morph.decline(self.noun(b), 'ablt')} {self.name(b.subject, 'gent')}?")
+        return f"Что является одновременно {self.of(a, a.subject, 'ablt')} и {self.of(b, b.subject, 'ablt')}?"
 
     def chain(self, a: Fact, b: Fact) -> str:
         inverse = self.inverse(b)
         return (f"{_cap(morph.agree('какой', inverse))} {inverse}, у {morph.agree('который', inverse, 'gent')} "
-                f"{self.noun(b)} — {self.name(b.object)}, является {morph.decline(self.noun(a), 'ablt')} "
-                f"{self.name(a.subject, 'gent')}?")
+                f"{self.of_inverse(b, inverse)} — {self.name(b.object)}, является {self.of(a, a.subject, 'ablt')}?")
 
     def comparison(self, a: Fact, b: Fact, later: bool) -> str:
         return (f"{_cap(self.noun(a))} {'позже' if later else 'больше'} у {self.name(a.subject, 'gent')} "
                 f"или у {self.name(b.subject, 'gent')}?")
 
     def multihop(self, facts: tuple[Fact, ...], inverse_start: bool) -> str:
-        first = facts[0]
+        first, *middle, last = facts
         if inverse_start:
             inverse = self.inverse(first)
-            phrase = (f"{inverse}, у {morph.agree('который', inverse, 'gent')} {self.noun(first)} — "
+            phrase = (f"{inverse}, у {morph.agree('который', inverse, 'gent')} {self.of_inverse(first, inverse)} — "
                       f"{self.name(first.object)}")
         else:
-            phrase = f"{self.noun(first)} {self.name(first.subject, 'gent')}"
-        for fact in facts[1:-1]:
-            phrase = f"{self.noun(fact)} {morph.decline(phrase, 'gent')}"
-        last = self.noun(facts[-1])
-        return f"{_cap(morph.agree('какой', last))} {last} у {morph.decline(phrase, 'gent')}?"
+            phrase = self.of(first, first.subject)
+        for fact in middle:
+            phrase = self.of(fact, phrase)
+        if isinstance(last.object.python, bool):  # «Есть ли бассейн в гостинице бронирования BK-1?»
+            return self.lex.yes_no_question(last.relation, phrase, "ru")
+        if _is_person(last.object):
+            return f"Кто {self.of(last, phrase)}?"
+        noun = self.noun(last)
+        return f"{_cap(morph.agree('какой', noun))} {noun_of(noun, naming(phrase, 'ru', self.lex), 'ru')}?"
+
+
+def _is_person(node: Node) -> bool:
+    """Whether the value is a person (its Russian label reads as a person's name): asked with "who"."""
+    return node.kind == "iri" and morph.person_gender(node.labels.get("ru", "")) is not None
+
+
+def _who_or_what(fact: Fact) -> str:
+    return "Who is" if _is_person(fact.object) else "What is"
 
 
 def _all(noun: str) -> str:

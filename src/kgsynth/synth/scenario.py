@@ -16,7 +16,8 @@ value); extra pieces are merged into fewer turns.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from enum import StrEnum
 from typing import Self
@@ -27,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 from kgsynth.kg import KnowledgeGraph, local_name
 from kgsynth.kg.vocab import Operation, Rule
 from kgsynth.queries import Fact, Node, Shape, Subgraph
-from kgsynth.synth.formats import AnswerFormat, Constraints, canonical_gold
+from kgsynth.synth.formats import AnswerFormat, Choices, Constraints, canonical_gold, class_aliases
 from kgsynth.synth.lexicon import Lexicon, Wording, wording
 from kgsynth.synth.questions import retrieval_question, rule_question
 from kgsynth.synth.rules import RuleEvaluationError, RuleOutcome, evaluate_subgraph
@@ -235,12 +236,19 @@ class ScenarioBuilder:
         elif op in (Operation.compare, Operation.within_days):
             yield AnswerFormat.yes_no, value, Constraints()
         elif op is Operation.days_between:
-            yield AnswerFormat.number, value, Constraints(unit=rule.unit or "days", rounding=0)
+            # the instruction says how the engine counts (end minus start): 19 to 21 September is 2, not 3
+            yield AnswerFormat.number, value, Constraints(unit=rule.unit or "days", rounding=0, day_count=True)
         elif op is Operation.deadline:
             yield AnswerFormat.date, value, Constraints()
         elif op is Operation.bracket_class:
             label = self.node(str(value))
-            yield _text_format(label, self.languages), label, Constraints()
+            yield _text_format(label, self.languages), label, Constraints(choices=self._class_choices(rule))
+
+    def _class_choices(self, rule: Rule) -> Choices:
+        """The labels of a classification rule's classes in each language, lowest bracket first."""
+        brackets = sorted(rule.brackets, key=lambda b: (b.lower is not None, b.lower or 0))
+        classes = [self.node(iri) for iri in dict.fromkeys(b.class_iri for b in brackets)]
+        return Choices(**{lang: tuple(c.label_in(lang) for c in classes) for lang in self.languages})
 
     # ------------------------------------------------------------------ retrieval shapes
     def _retrieval_scenarios(self, subgraph: Subgraph) -> Iterator[Scenario]:
@@ -273,8 +281,11 @@ class ScenarioBuilder:
             )
 
     # ------------------------------------------------------------------ gold
-    def _gold(self, fmt: AnswerFormat, value: object, constraints: Constraints):
-        """Canonical gold per language (labels differ by language) and the other labels as aliases."""
+    def _gold(self, fmt: AnswerFormat, value: object, constraints: Constraints, options: Sequence[Node] = ()):
+        """Canonical gold per language (labels differ by language) and every other accepted
+        writing as aliases: the other labels, a class's short forms ("B" of "power class B"),
+        and the code in an entity's label ("BK-VTBNYU" of "Booking BK-VTBNYU") unless one of
+        the ``options`` the question offers has it too."""
         if fmt is AnswerFormat.set:
             gold = {lang: canonical_gold([n.label_in(lang) for n in value], fmt) for lang in self.languages}
             return gold, {}
@@ -283,7 +294,12 @@ class ScenarioBuilder:
                 return {lang: canonical_gold(value.python, fmt, constraints) for lang in self.languages}, {}
             labels = {lang: value.label_in(lang) for lang in self.languages}
             gold = {lang: canonical_gold(labels[lang], fmt) for lang in self.languages}
-            aliases = {lang: sorted({v for v in value.labels.values() if v != labels[lang]}) for lang in self.languages}
+            codes = _code_aliases(value, options)
+            aliases = {
+                lang: sorted({v for v in value.labels.values() if v != labels[lang]})
+                + _class_short_forms(labels[lang], constraints.choices, lang) + codes
+                for lang in self.languages
+            }
             return gold, aliases
         return {lang: canonical_gold(value, fmt, constraints) for lang in self.languages}, {}
 
@@ -337,6 +353,26 @@ def _answer_format(node: Node, languages: tuple[str, ...]) -> AnswerFormat | Non
             return AnswerFormat.date
         return _text_format(node, languages)
     return _text_format(node, languages)
+
+
+def _class_short_forms(label: str, choices: Choices | None, lang: str) -> list[str]:
+    """The short forms a reader may answer a class with, when the label is one of the choices."""
+    labels = getattr(choices, lang) if choices else ()
+    return list(class_aliases(label, labels)) if label in labels else []
+
+
+# A code in a label: capitals and digits, with a digit or a hyphen ("BK-VTBNYU", "Р560СВ",
+# "ORD-2024-00057"); four characters at least, so a model name ("X5") is not one.
+_CODE = re.compile(r"(?=\S*[0-9-])(?=\S*[A-ZА-ЯЁ])[A-ZА-ЯЁ0-9]+(?:-[A-ZА-ЯЁ0-9]+)*")
+
+
+def _code_aliases(node: Node, options: Sequence[Node]) -> list[str]:
+    """The codes in ``node``'s labels that name it alone: not the whole label, and in no
+    other option's label."""
+    labels = {node.label, *node.labels.values()}
+    others = {w for o in options if o != node for label in (o.label, *o.labels.values()) for w in label.split()}
+    codes = {w for label in labels for w in label.split() if len(w) >= 4 and _CODE.fullmatch(w)}
+    return sorted(c for c in codes if c not in others and c not in labels)
 
 
 def _text_format(node: Node, languages: tuple[str, ...]) -> AnswerFormat | None:

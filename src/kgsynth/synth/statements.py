@@ -1,13 +1,15 @@
 """Phrase banks for the fact-bearing turns of the template verbaliser, by language.
 
 Slots, filled from a scenario's :class:`~kgsynth.synth.lexicon.Wording`:
-``{entity}`` (Russian also ``{entity_accs}``, ``{entity_datv}``), ``{cls}`` / ``{a_cls}``
-(the class noun; Russian ``{cls_accs}``, ``{cls_datv}``), ``{the_noun}`` (the relation's
-noun, with its subject when the subject is not the topic: "the monthly salary of Ivan
-Smirnov", «месячная зарплата у Ивана Смирнова»), ``{which}`` (Russian "какой" agreeing
-with the noun), ``{value}``, ``{wrong}`` and ``{statement}`` (a yes/no fact as a sentence).
-A correction always says it is one, and a second value of the same relation always says
-it is another one, so neither can be read as the other.
+``{entity}`` (Russian also ``{entity_gent}``, ``{entity_datv}``, ``{entity_accs}``),
+``{cls}`` / ``{a_cls}`` (the class noun; Russian ``{cls_datv}``, ``{cls_accs}``),
+``{the_noun}`` (the relation's noun, with its subject when the subject is not the topic:
+"the monthly salary of Ivan Smirnov", «месячная зарплата у Ивана Смирнова»; without the
+words the topic's name repeats when it is: "the budget" of "Trip TR-1"), ``{noun}``,
+``{which}`` (Russian "какой" agreeing with the noun), ``{value}``, ``{wrong}`` and
+``{statement}`` (a yes/no fact as a sentence). Every template reads right whether the entity is a person or a thing. A correction
+always says it is one, and a further value of a relation always says it is another one,
+never which in order, so neither can be read as the other.
 """
 
 from __future__ import annotations
@@ -15,13 +17,13 @@ from __future__ import annotations
 STATEMENTS: dict[str, dict[str, tuple[str, ...]]] = {
     "en": {
         "name": (
-            "Let's go over {entity}.",
+            "Let's talk about {entity}.",
             "I have a question about {entity}.",
-            "Can we look at {entity} today?",
+            "Can we start with {entity}?",
             "Next on my list is {entity}.",
         ),
         "name_class": (
-            "Let's go over the {cls} {entity}.",
+            "Let's talk about the {cls} {entity}.",
             "I have a question about the {cls} {entity}.",
             "Next on my list is the {cls} {entity}.",
         ),
@@ -30,9 +32,11 @@ STATEMENTS: dict[str, dict[str, tuple[str, ...]]] = {
             "Keep in mind that {entity} is {a_cls}.",
             "For context, {entity} is {a_cls}.",
         ),
-        "class_named": (  # the name already says the class ("Claim CL-0032")
-            "{Entity} is listed as {a_cls} in the system.",
-            "Keep in mind that {entity} is registered as {a_cls}.",
+        "name_again": (  # the class piece when the name already says it ("Claim CL-0032"): the name, confirmed
+            "Right, {entity} — I have it open.",
+            "Yes, I've found {entity} in the system.",
+            "Just so we're on the same page: we're talking about {entity}.",
+            "I have everything on {entity} in front of me.",
         ),
         "fact": (
             "{The_noun} is {value}.",
@@ -42,9 +46,15 @@ STATEMENTS: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         "fact_again": (
             "On top of that, there is another {noun}, a separate one: {value}.",
-            "There is also a second {noun}, in addition to that one: {value}.",
+            "There is one more {noun} as well, on top of the others: {value}.",
+            "And a further {noun}, in addition: {value}.",
         ),
         "yes_no": ("By the way, {statement}.", "For the record, {statement}.", "Also worth noting: {statement}."),
+        "slip": (  # a value said wrongly, corrected later (a number or a date, never a yes/no)
+            "If I remember right, {the_noun} is {value}.",
+            "I think {the_noun} is {value}.",
+            "{The_noun} is {value}, as far as I know.",
+        ),
         "correction_self": (
             "Sorry, I misspoke earlier: {the_noun} is {value}, not {wrong}.",
             "Let me correct myself: {the_noun} is actually {value}, not {wrong}.",
@@ -61,14 +71,15 @@ STATEMENTS: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "ru": {
         "name": (
-            "Давай разберём {entity_accs}.",
+            "Давай обсудим {entity_accs}.",
             "У меня вопрос по {entity_datv}.",
-            "Посмотрим сегодня {entity_accs}?",
+            "Первым делом — {entity}.",
             "Следующий пункт у меня — {entity}.",
         ),
         "name_class": (
-            "Давай разберём {cls_accs} {entity_accs}.",
+            "Давай обсудим {cls_accs} {entity_accs}.",
             "У меня вопрос по {cls_datv} {entity_datv}.",
+            "Первым делом — {cls} {entity}.",
             "Следующий пункт у меня — {cls} {entity}.",
         ),
         "class": (
@@ -76,9 +87,11 @@ STATEMENTS: dict[str, dict[str, tuple[str, ...]]] = {
             "Учти, что {entity} — это {cls}.",
             "Для контекста: {entity} — {cls}.",
         ),
-        "class_named": (
-            "{Entity} числится в системе как {cls}.",
-            "Учти, что {entity} числится как {cls}.",
+        "name_again": (
+            "Да, карточка по {entity_datv} у меня открыта.",
+            "Да, вижу {entity_accs} в системе.",
+            "Уточню: всё сказанное касается {entity_gent}.",
+            "Все данные по {entity_datv} у меня перед глазами.",
         ),
         "fact": (
             "{The_noun} — {value}.",
@@ -89,8 +102,14 @@ STATEMENTS: dict[str, dict[str, tuple[str, ...]]] = {
         "fact_again": (
             "Кроме того, есть ещё одна, отдельная запись: {noun} — {value}.",
             "И это не всё: отдельно есть ещё {noun} — {value}.",
+            "Плюс ещё одна запись сверх этих: {noun} — {value}.",
         ),
         "yes_no": ("Кстати, {statement}.", "Для справки: {statement}.", "Отмечу: {statement}."),
+        "slip": (
+            "Если я правильно помню, {the_noun} — {value}.",
+            "Кажется, {the_noun} — {value}.",
+            "{The_noun}, насколько я знаю, — {value}.",
+        ),
         "correction_self": (
             "Прошу прощения, поправка: {the_noun} — {value}, а не {wrong}.",
             "Поправлю себя: {the_noun} на самом деле {value}, а не {wrong}.",
@@ -101,7 +120,7 @@ STATEMENTS: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         "reask": (
             "Прости, повтори: {which} {the_noun}?",
-            "Напомни, пожалуйста, {which} там {the_noun}?",
+            "Ещё раз: {which} там {the_noun}?",
         ),
         "restate": ("{Value}.", "Там {value}."),
     },

@@ -1,0 +1,191 @@
+"""The template dialogues read as a conversation: no line twice, no speaker twice in a row,
+noise that fits the domain and can carry nothing of the scenario, a slip only about what
+has been introduced and only where it cannot be confused with another value, and an
+entity's class never said again when its name already says it. Checked over every
+scenario of every shape the demo graph gives, in both languages."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pyoxigraph as ox
+import pytest
+from conftest import ROOT
+
+from kgsynth.kg import load_rules
+from kgsynth.synth.config import load_config
+from kgsynth.synth.dialogue import DialogueSettings, build_dialogue
+from kgsynth.synth.item import item_rng
+from kgsynth.synth.phrases import NOISE, NOISE_LINES, PAUSES, PHRASES
+from kgsynth.synth.pipeline import plan_cells
+from kgsynth.synth.scenario import DIFFICULTY
+from kgsynth.synth.statements import STATEMENTS
+
+LANGS = ("en", "ru")
+# knobs turned up so that every kind of turn occurs often
+BUSY = DialogueSettings(noise=0.6, clarifications=1.0, reasks=1.0, corrections=1.0)
+
+
+@pytest.fixture(scope="module")
+def scenarios(demo_kg):
+    config = load_config(ROOT / "configs" / "all_shapes.toml")
+    plans = plan_cells(demo_kg, config, load_rules(demo_kg))
+    return [s for plan in plans for s in plan.scenarios[:12]]
+
+
+@pytest.fixture(scope="module")
+def dialogues(scenarios):
+    return [(s, lang, build_dialogue(s, lang, BUSY, item_rng(seed, s, lang)))
+            for s in scenarios for lang in LANGS for seed in (0, 1)]
+
+
+def test_the_scenarios_cover_every_shape(scenarios):
+    assert {s.shape.value for s in scenarios} >= {"rule_application", "simple", "set", "conditional", "multihop", "comparison"}
+
+
+def test_no_line_twice_and_no_speaker_twice_in_a_row(dialogues):
+    for _, _, dialogue in dialogues:
+        texts = [t.text for t in dialogue.turns]
+        assert len(set(texts)) == len(texts), dialogue.text
+        assert all(a.speaker != b.speaker for a, b in zip(dialogue.turns, dialogue.turns[1:], strict=False)), dialogue.text
+
+
+def test_padding_keeps_speakers_alternating(scenarios):
+    for scenario in scenarios[::25]:
+        for lang in LANGS:
+            dialogue = build_dialogue(scenario, lang, DialogueSettings(target_tokens=600), item_rng(0, scenario, lang))
+            assert dialogue.padding_turns > 0
+            assert all(a.speaker != b.speaker for a, b in zip(dialogue.turns, dialogue.turns[1:], strict=False)), dialogue.text
+
+
+def test_noise_carries_no_digit_and_no_label_of_the_scenario(dialogues):
+    noise = 0
+    for scenario, _, dialogue in dialogues:
+        for turn in dialogue.turns:
+            if turn.kind == "noise":
+                noise += 1
+                folded = turn.text.casefold()
+                assert not re.search(r"\d", turn.text)
+                assert not any(re.search(rf"(?<!\w){re.escape(t)}(?!\w)", folded) for t in scenario.mentioned_texts), turn.text
+    assert noise > 1000
+
+
+def test_noise_fits_the_domain_of_the_entity(dialogues):
+    """Retrieval items ("episodic") get their domain from the entity's class: a hotel
+    booking's dialogue may mention the airline, never the payroll system."""
+    own = {lang: {domain: set(pauses + remarks) for domain, (pauses, remarks) in by_domain.items() if domain != "general"}
+           for lang, by_domain in NOISE_LINES.items()}
+    seen: Counter[str] = Counter()
+    for scenario, lang, dialogue in dialogues:
+        domain = scenario.cell.domain if scenario.cell.domain in own[lang] else scenario.wording[lang].entity.domain
+        for turn in dialogue.turns:
+            for other, lines in own[lang].items():
+                if turn.kind == "noise" and turn.text in lines:
+                    assert other == domain, (turn.text, domain)
+                    seen[other] += 1
+    assert set(seen) == {"payroll", "insurance", "retail", "travel", "geography"}
+
+
+def test_a_slip_comes_after_what_it_is_about_is_introduced(dialogues):
+    slips = 0
+    for scenario, _, dialogue in dialogues:
+        kinds = [t.kind for t in dialogue.turns]
+        if "misstatement" not in kinds:
+            continue
+        slips += 1
+        slip = kinds.index("misstatement")
+        assert "fact" in kinds[:slip], dialogue.text  # never before the first fact-bearing turn
+        # a later turn corrects it, saying that it is a correction
+        assert _corrections(dialogue.turns[slip:]), dialogue.text
+    assert slips > 100
+
+
+_CORRECTION_OPENINGS = tuple(
+    p.split("{")[0] for lang in LANGS for kind in ("correction_self", "correction_other") for p in STATEMENTS[lang][kind]
+)
+
+
+def _corrections(turns) -> list[str]:
+    """The sentences of fact turns that correct a value."""
+    return [sentence for t in turns if t.kind == "fact"
+            for sentence in re.split(r"(?<=[.?!])\s+(?=[A-ZА-ЯЁ])", t.text) if sentence.startswith(_CORRECTION_OPENINGS)]
+
+
+def test_no_slip_or_reask_about_one_of_several_values(dialogues):
+    """A card's monthly purchases: "the monthly purchase is 21,758" could be any of them, and
+    the next purchase after a correction would read as another correction."""
+    checked = 0
+    for scenario, _, dialogue in dialogues:
+        keys = Counter((f.subject.value, f.relation.value) for f in scenario.facts)
+        several = {i for i, f in enumerate(scenario.facts) if keys[(f.subject.value, f.relation.value)] > 1}
+        if not several:
+            continue
+        checked += 1
+        values = {dialogue.fact_values[i] for i in several}
+        said_again = [t.text for t in dialogue.turns if t.kind in ("reask", "restate")] + _corrections(dialogue.turns)
+        assert not [text for text in said_again if any(v in text for v in values)], dialogue.text
+    assert checked > 20
+
+
+def test_a_class_the_name_gives_is_not_said_again(dialogues):
+    named = 0
+    for scenario, lang, dialogue in dialogues:
+        entity = scenario.wording[lang].entity
+        if not (entity.cls and entity.cls_in_name and scenario.entity_class):
+            continue
+        named += 1
+        # the name and the relations' nouns may hold the class word ("the order total"); a turn saying it besides may not
+        said = [entity.name, *entity.cases.values(), *(w.noun for w in scenario.wording[lang].facts)]
+        for turn in dialogue.turns:
+            text = turn.text.casefold()
+            for words in sorted(said, key=len, reverse=True):
+                text = text.replace(words.casefold(), " ")
+            assert entity.cls.casefold() not in text, turn.text
+    assert named > 50
+
+
+def test_free_turns_answer_what_came_before(dialogues):
+    """An opening is answered, noise is answered as a pause or a remark, a prompt never ends a dialogue."""
+    for _, lang, dialogue in dialogues:
+        turns = dialogue.turns
+        for before, turn in zip(turns, turns[1:], strict=False):
+            if turn.kind == "reply":
+                if before.kind == "opening":
+                    assert turn.text in PHRASES[lang]["reply_opening"]
+                else:
+                    assert before.kind == "noise"
+                    pool = "reply_pause" if before.text in PAUSES[lang] else "reply_remark"
+                    assert turn.text in PHRASES[lang][pool], (before.text, turn.text)
+        assert turns[-1].kind not in ("prompt", "opening"), dialogue.text
+
+
+# ---------------------------------------------------------------------------- the banks themselves
+def test_phrase_banks_have_no_digit_and_no_slot():
+    for lang in LANGS:
+        lines = [line for pool in NOISE[lang].values() for line in pool] + [line for pool in PHRASES[lang].values() for line in pool]
+        assert not [line for line in lines if re.search(r"\d|\{", line)]
+
+
+def test_noise_names_no_rule_and_no_class_a_rule_answers_with(demo_kg):
+    """The rule-leakage filter rejects a dialogue that names its rule, and the answer-stated
+    filter one that holds a class answer ("gold", "budget") anywhere, even inside a word."""
+    rules = load_rules(demo_kg).values()
+    phrases = {t.casefold() for r in rules for t in (*r.labels.values(), *r.statements.values())}
+    classes = {b.class_iri for r in rules for b in r.brackets}
+    labels = demo_kg.labels([ox.NamedNode(c) for c in classes])
+    phrases |= {label.casefold() for by_lang in labels.values() for label in by_lang.values()}
+    for lang in LANGS:
+        for line in {line for pool in NOISE[lang].values() for line in pool}:
+            assert not [p for p in phrases if p in line.casefold()], line
+
+
+def test_pools_are_large_enough_that_no_line_repeats_in_a_dialogue():
+    longest = max(spec.turns[1] for spec in DIFFICULTY.values())
+    for lang in LANGS:
+        for domain, pool in NOISE[lang].items():
+            assert len(set(pool)) == len(pool) >= 45, (lang, domain)
+        for kind in ("ack", "prompt", "reply_pause", "reply_remark", "closing", "reply_opening", "opening"):
+            assert len(set(PHRASES[lang][kind])) == len(PHRASES[lang][kind]) >= (5 if kind in ("closing", "reply_opening") else 7)
+        # free turns of one kind at most every other turn of the longest dialogue
+        assert len(PHRASES[lang]["ack"]) >= longest // 2
