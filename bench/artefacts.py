@@ -63,8 +63,9 @@ property used as a predicate in the graph, in the item's language):
     a trip``, ``the hotel booking Booking BK-1``): the dialogue names the entity (its
     label, in the item's language), the label contains the head word of the entity's class
     (``rdf:type``; English: last word, Russian: first noun), and a turn says the whole
-    class label outside the entity's label and outside relation labels (``the trip budget``
-    does not count); Russian compared by lemma.
+    class label outside every entity name of the item and outside relation labels (``the
+    trip budget`` does not count; "order" in another order's name neither); Russian compared
+    by lemma.
 ``en_plural_is``
     English: a relation label whose head word (the last before a preposition) is plural,
     used with "is"/"was": ``the trip expenses is 207,900``, ``What is the trip expenses of``.
@@ -741,10 +742,22 @@ def detect_introduced_as_it(item: Item, ctx: Context) -> list[str]:
     return [t["text"] for t in item.turns if t["kind"] in FACT_KINDS and pattern.search(t["text"])]
 
 
+def _without_names(text: str, names: Sequence[str], ctx: Context, lang: str) -> str:
+    """``text`` folded without relation labels and without any of the item's entity names
+    (Russian: by lemma, so a declined name is a name too)."""
+    rest = _strip_relation_labels(text, ctx, lang)
+    key = fold if lang == "en" else ru_key
+    rest = key(rest)
+    for name in names:
+        rest = word_pattern(key(name)).sub(" ", rest)
+    return rest
+
+
 def detect_class_restated(item: Item, ctx: Context) -> list[str]:
     hits = []
     lang = item.lang
     texts = [t["text"] for t in item.turns]
+    names = sorted({ctx.info.label(i, lang) or "" for i in item.iris()} - {""}, key=len, reverse=True)
     for iri in item.iris():
         label = ctx.info.label(iri, lang)
         if not label or not any(has_words(text, label) for text in texts):
@@ -757,7 +770,7 @@ def detect_class_restated(item: Item, ctx: Context) -> list[str]:
             if not (has_words(label, head) if lang == "en" else has_words(ru_key(label), ru_key(head))):
                 continue  # the name does not say the class ("Andrei Zakharov", an employee)
             for text in texts:
-                rest = _strip_relation_labels(word_pattern(label).sub(" ", fold(text)), ctx, lang)
+                rest = _without_names(text, names, ctx, lang)
                 found = has_words(rest, class_label) if lang == "en" else has_lemmas(rest, class_label)
                 if found:
                     whole = has_words(label, class_label) if lang == "en" else has_lemmas(label, class_label)
@@ -1102,7 +1115,7 @@ def set_eligible(item: Item, ctx: Context) -> bool:
 def detect_set_separator(item: Item, ctx: Context) -> list[str]:
     if item.raw["answer_format"] != "set":
         return []
-    if not re.search(r"comma|запят", item.raw["format_instruction"], re.I):
+    if not re.search(r"(?<!semi)comma|(?<!точку с )запят", item.raw["format_instruction"], re.I):
         return []
     hits = [m for m in item.golds if "," in m]
     written = [(tok, v) for t in item.turns for tok, v in numbers_in(t["text"], item.lang) if "," in tok]

@@ -70,6 +70,27 @@ def test_other_numbers_pass_the_answer_filter(currency_items):
                 assert AnswerStatedFilter().reason(_with_turn(item, text)) is None, (item.gold, text)
 
 
+@pytest.fixture(scope="module")
+def class_items(demo_kg, rules) -> list[Item]:
+    """Items whose gold is a rule's class label, with the class's short forms as aliases."""
+    plans = plan_cells(demo_kg, SynthConfig(), rules)
+    by_rule: dict[str, list] = {}
+    for scenario in (s for plan in plans for s in plan.scenarios if s.constraints.choices is not None):
+        by_rule.setdefault(scenario.rule.iri, []).append(scenario)
+    items = [make_item(s, lang, DialogueSettings(), 0) for group in by_rule.values() for s in group[:10]
+             for lang in ("en", "ru")]
+    assert any(len(alias) == 1 for item in items for alias in item.gold_aliases)
+    return items
+
+
+def test_a_class_answer_is_caught_as_whole_words_only(class_items):
+    for item in class_items:
+        assert AnswerStatedFilter().reason(item) is None, (item.gold, item.transcript)
+        assert AnswerStatedFilter().reason(_with_turn(item, f"I'd say {item.gold}, then."))
+        inside = _with_turn(item, f"I'd say x{item.gold}x, then.")  # not the class: another word
+        assert AnswerStatedFilter().reason(inside) is None, item.gold
+
+
 def test_the_rules_numbers_and_labels_are_caught(currency_items, rules):
     leakage = RuleLeakageFilter(rules)
     for item in currency_items:

@@ -3,7 +3,7 @@
 Retrieval items (the answer is one of the dialogue's facts) and yes/no answers (the
 words occur in any conversation) are out of scope; for the rest the gold value is looked
 for in every writing the checker understands (numbers with any grouping, dates in ISO,
-D.M.YYYY or with month names, text labels by normalised substring).
+D.M.YYYY or with month names, text labels as whole normalised words).
 """
 
 from __future__ import annotations
@@ -22,6 +22,12 @@ _NON_DIGITS = re.compile(r"[^0-9]+")
 def _significant_digits(number: Decimal) -> str:
     """The digits of ``number`` without leading or trailing zeros ("156" for 15600 and 0.156)."""
     return "".join(map(str, number.as_tuple().digits)).strip("0") or "0"
+
+
+def _said_as_words(key: str, said: str) -> bool:
+    """``key`` occurs in ``said`` as whole words. One character is never looked for: a
+    class's short alias "A" or "B" is an article or a letter in any dialogue."""
+    return len(key) > 1 and key in said and re.search(rf"(?<!\w){re.escape(key)}(?!\w)", said) is not None
 
 
 class AnswerStatedFilter(ItemFilter):
@@ -44,6 +50,6 @@ class AnswerStatedFilter(ItemFilter):
             said = normalize_text(text)
             golds = [item.gold] if isinstance(item.gold, str) else list(item.gold)
             for gold in [*golds, *item.gold_aliases]:
-                if normalize_text(gold) and normalize_text(gold) in said:
+                if _said_as_words(normalize_text(gold), said):
                     return f"the dialogue states the answer {gold!r}"
         return None

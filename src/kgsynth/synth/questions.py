@@ -89,15 +89,16 @@ class _English:
 
     def shared_subject(self, a: Fact, b: Fact) -> str:
         inverse = self.inverse(a)
-        return (f"Which {inverse} has the {self.of_inverse(a, inverse)} {self.name(a.object)} "
-                f"and the {self.of_inverse(b, inverse)} {self.name(b.object)}?")
+        return (f"Which is the {inverse} whose {self.of_inverse(a, inverse)} is {self.name(a.object)} "
+                f"and whose {self.of_inverse(b, inverse)} is {self.name(b.object)}?")
 
     def shared_object(self, a: Fact, b: Fact) -> str:
-        return f"What is both {self.of(a, a.subject)} and {self.of(b, b.subject)}?"
+        return f"{_who_or_what(a)} both {self.of(a, a.subject)} and {self.of(b, b.subject)}?"
 
     def chain(self, a: Fact, b: Fact) -> str:
+        # a restrictive relative clause: "Which city whose country is Russia is the city of residence of X?"
         inverse = self.inverse(b)
-        return (f"Which {inverse}, with the {self.of_inverse(b, inverse)} {self.name(b.object)}, "
+        return (f"Which {inverse} whose {self.of_inverse(b, inverse)} is {self.name(b.object)} "
                 f"is {self.of(a, a.subject)}?")
 
     def comparison(self, a: Fact, b: Fact, later: bool) -> str:
@@ -162,7 +163,8 @@ class _Russian:
                 f"{self.of_inverse(a, inverse)} — {self.name(a.object)}, а {self.of_inverse(b, inverse)} — {self.name(b.object)}?")
 
     def shared_object(self, a: Fact, b: Fact) -> str:
-        return f"Что является одновременно {self.of(a, a.subject, 'ablt')} и {self.of(b, b.subject, 'ablt')}?"
+        who = "Кто" if _is_person(a.object) else "Что"
+        return f"{who} является одновременно {self.of(a, a.subject, 'ablt')} и {self.of(b, b.subject, 'ablt')}?"
 
     def chain(self, a: Fact, b: Fact) -> str:
         inverse = self.inverse(b)

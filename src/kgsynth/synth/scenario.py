@@ -264,7 +264,7 @@ class ScenarioBuilder:
         if fmt is None:
             return
         constraints = Constraints()  # the graph's own value, not rounded
-        gold, aliases = self._gold(fmt, gold_value, constraints)
+        gold, aliases = self._gold(fmt, gold_value, constraints, options=subgraph.mention)
         if gold is None:
             return
         question = {lang: retrieval_question(subgraph, lang, self.lexicon) for lang in self.languages}
