@@ -53,6 +53,7 @@ from kgsynth.filters import (
     apply_filters,
 )
 from kgsynth.filters.base import rejection
+from kgsynth.filters.exact_duplicate import duplicate_key
 from kgsynth.kg import KnowledgeGraph, load_rules
 from kgsynth.kg.vocab import Rule
 from kgsynth.llm import LLMGateway, ResponseCache, StageUsage
@@ -88,7 +89,8 @@ class CellPlan(BaseModel):
 
 
 def plan_cells(kg: KnowledgeGraph, config: SynthConfig, rules: dict[str, Rule]) -> list[CellPlan]:
-    """The scenario phase: every scenario the graph gives, grouped by cell, shuffled by seed."""
+    """The scenario phase: every scenario the graph gives, grouped by cell, shuffled by
+    seed; in the order the cells are run (:func:`_questions`)."""
     builder = ScenarioBuilder(kg, rules, config.dataset.languages)
     by_cell: dict[str, dict[str, Scenario]] = defaultdict(dict)
     wanted_difficulties, wanted_formats = set(config.dataset.difficulties), set(config.dataset.formats)
@@ -103,7 +105,19 @@ def plan_cells(kg: KnowledgeGraph, config: SynthConfig, rules: dict[str, Rule]) 
         scenarios = sorted(by_cell[key].values(), key=lambda s: s.id)
         random.Random(f"{config.dataset.seed}:{key}").shuffle(scenarios)
         plans.append(CellPlan(key=key, scenarios=tuple(scenarios)))
+    if ExactDuplicateFilter.name in config.filter_order:
+        plans.sort(key=lambda plan: (_questions(plan, config.dataset.languages), plan.key))
     return plans
+
+
+def _questions(plan: CellPlan, languages: Sequence[str]) -> int:
+    """How many distinct questions (with their golds) the cell's scenarios ask.
+
+    A subgraph asks the same question in every difficulty it fills, and a dataset holds a
+    question once (the exact_duplicate filter; later cells skip a kept question unworded),
+    so the cells with the fewest questions are run first: a hard cell is not left with
+    what the easy ones did not take."""
+    return len({tuple(duplicate_key(lang, s.question[lang], s.gold[lang]) for lang in languages) for s in plan.scenarios})
 
 
 def _subgraphs(kg: KnowledgeGraph, config: SynthConfig):
@@ -320,6 +334,14 @@ class _Wording:
                 outcome.items = []
         return outcomes
 
+    def unasked(self, scenarios: Sequence[Scenario]) -> int:
+        """How many of ``scenarios`` ask a question no kept item has."""
+        if self.exact_duplicate is None:
+            return len(scenarios)
+        languages = self.config.dataset.languages
+        return sum(1 for s in scenarios
+                   if not any(self.exact_duplicate.reason_before_wording(lang, s.question[lang], s.gold[lang]) for lang in languages))
+
     def _twins_of_kept(self, scenario: Scenario, cell: str) -> list[dict]:
         """Rejections of the scenario's items whose template question and gold a kept item
         has: not worth wording (a subgraph gives the same question in every difficulty, and
@@ -411,7 +433,10 @@ def _run_cell(plan: CellPlan, work: _Work, per_cell: int, wording: _Wording) -> 
     version, seed = config.dataset.version, config.dataset.seed
     if plan.key in work.closed:
         return
-    if len(plan.scenarios) < per_cell:  # cannot fill even if every scenario passed: no wording spent
+    started = any(cell == plan.key for cell, _ in work.processed)
+    # cannot fill even if every scenario passed (the questions earlier cells kept aside): no
+    # wording spent; asked only before the cell's first scenario, so a resume decides alike
+    if len(plan.scenarios) < per_cell or (not started and wording.unasked(plan.scenarios) < per_cell):
         yield {"cell": plan.key, "closed": 0, "available": len(plan.scenarios), "chosen": []}, []
         return
     target = math.ceil(per_cell * config.filters.top_n_pool)
