@@ -16,7 +16,7 @@ from kgsynth.synth.dialogue import DialogueSettings
 from kgsynth.synth.export import read_items
 from kgsynth.synth.item import Item, make_item
 from kgsynth.synth.pipeline import plan_cells, synthesize
-from kgsynth.synth.scenario import cell_key
+from kgsynth.synth.scenario import cell_key, question_key
 
 CONFIG = SynthConfig.model_validate({"dataset": {"n": 300}})
 NO_EXACT_DUPLICATE = SynthConfig.model_validate(
@@ -44,8 +44,8 @@ def test_an_item_repeating_a_kept_one_is_dropped_with_the_kept_ones_id(twins):
     duplicates.remember([first])
     assert duplicates.reasons([second, russian]) == [f"the same question and gold as item {first.id}", None]
     # asked before wording, with a scenario's question and gold
-    assert duplicates.reason_before_wording("en", second.question, second.gold) == f"the same question and gold as item {first.id}"
-    assert duplicates.reason_before_wording("ru", russian.question, russian.gold) is None
+    assert duplicates.reason_before_wording(question_key("en", second.question, second.gold)) == f"the same question and gold as item {first.id}"
+    assert duplicates.reason_before_wording(question_key("ru", russian.question, russian.gold)) is None
 
 
 def test_only_kept_items_count_and_a_batch_counts_its_earlier_items(twins):

@@ -138,7 +138,7 @@ def entity_match(demo_kg):
 @pytest.fixture(scope="module")
 def all_shape_items(demo_kg, rules) -> list[Item]:
     config = SynthConfig.model_validate({"sampling": {"shapes": ["rule_application", "simple", "set", "conditional", "multihop", "comparison"]}})
-    plans = plan_cells(demo_kg, config, rules)
+    plans = sorted(plan_cells(demo_kg, config, rules), key=lambda p: p.key)  # every third cell: all shapes
     return [make_item(p.scenarios[0], lang, DialogueSettings(), 0) for p in plans[::3] for lang in ("en", "ru")]
 
 

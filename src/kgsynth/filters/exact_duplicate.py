@@ -5,29 +5,17 @@ same gold; without this filter a dataset can hold the same item in two difficult
 (dialogues differ, the task does not). The first item kept wins; a later one is dropped
 and its cell takes another scenario. Question and gold are compared casefolded, ё as е,
 spaces collapsed; a set gold as its members in any order. The pipeline asks before it
-words a scenario (``reason_before_wording``, with the template's question and gold), so
+words a scenario (``reason_before_wording``, with the template's ``question_key``), so
 a twin costs no wording, and again for every worded item.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
 from kgsynth.filters.base import DatasetFilter
 from kgsynth.synth.item import Item
-
-
-def _folded(text: str) -> str:
-    return " ".join(text.casefold().replace("ё", "е").split())
-
-
-def duplicate_key(language: str, question: str, gold: str | Sequence[str]) -> bytes:
-    """What two duplicates share, as a 16-byte digest: a run of 10^6 items keeps 10^6 of
-    them in memory, so they are kept small."""
-    golds = [gold] if isinstance(gold, str) else gold
-    parts = [language, _folded(question), *sorted(_folded(g) for g in golds)]
-    return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=16).digest()
+from kgsynth.synth.scenario import question_key
 
 
 def _reason(kept_id: str) -> str:
@@ -45,7 +33,7 @@ class ExactDuplicateFilter(DatasetFilter):
         passed: dict[bytes, str] = {}
         verdicts: list[str | None] = []
         for item in items:
-            key = duplicate_key(item.language, item.question, item.gold)
+            key = question_key(item.language, item.question, item.gold)
             first = self._kept.get(key) or passed.get(key)
             if first:
                 verdicts.append(_reason(first))
@@ -54,12 +42,12 @@ class ExactDuplicateFilter(DatasetFilter):
                 passed[key] = item.id
         return verdicts
 
-    def reason_before_wording(self, language: str, question: str, gold: str | Sequence[str]) -> str | None:
-        """The reason to drop an item with this question and gold before it is worded: a
-        kept item has them (None when none has)."""
-        kept = self._kept.get(duplicate_key(language, question, gold))
+    def reason_before_wording(self, key: bytes) -> str | None:
+        """The reason to drop, before it is worded, an item whose :func:`question_key` is
+        ``key``: a kept item has it (None when none has)."""
+        kept = self._kept.get(key)
         return _reason(kept) if kept else None
 
     def remember(self, items: Sequence[Item]) -> None:
         for item in items:
-            self._kept.setdefault(duplicate_key(item.language, item.question, item.gold), item.id)
+            self._kept.setdefault(question_key(item.language, item.question, item.gold), item.id)

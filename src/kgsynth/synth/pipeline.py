@@ -53,7 +53,6 @@ from kgsynth.filters import (
     apply_filters,
 )
 from kgsynth.filters.base import rejection
-from kgsynth.filters.exact_duplicate import duplicate_key
 from kgsynth.kg import KnowledgeGraph, load_rules
 from kgsynth.kg.vocab import Rule
 from kgsynth.llm import LLMGateway, ResponseCache, StageUsage
@@ -117,7 +116,7 @@ def _questions(plan: CellPlan, languages: Sequence[str]) -> int:
     question once (the exact_duplicate filter; later cells skip a kept question unworded),
     so the cells with the fewest questions are run first: a hard cell is not left with
     what the easy ones did not take."""
-    return len({tuple(duplicate_key(lang, s.question[lang], s.gold[lang]) for lang in languages) for s in plan.scenarios})
+    return len({tuple(s.question_keys[lang] for lang in languages) for s in plan.scenarios})
 
 
 def _subgraphs(kg: KnowledgeGraph, config: SynthConfig):
@@ -340,7 +339,7 @@ class _Wording:
             return len(scenarios)
         languages = self.config.dataset.languages
         return sum(1 for s in scenarios
-                   if not any(self.exact_duplicate.reason_before_wording(lang, s.question[lang], s.gold[lang]) for lang in languages))
+                   if not any(self.exact_duplicate.reason_before_wording(s.question_keys[lang]) for lang in languages))
 
     def _twins_of_kept(self, scenario: Scenario, cell: str) -> list[dict]:
         """Rejections of the scenario's items whose template question and gold a kept item
@@ -350,7 +349,7 @@ class _Wording:
             return []
         rejections = []
         for lang in self.config.dataset.languages:
-            reason = self.exact_duplicate.reason_before_wording(lang, scenario.question[lang], scenario.gold[lang])
+            reason = self.exact_duplicate.reason_before_wording(scenario.question_keys[lang])
             if reason:
                 rejections.append({"item_id": None, "scenario_id": scenario.id, "language": lang, "cell": cell,
                                    "filter": self.exact_duplicate.name, "reason": reason})

@@ -139,13 +139,31 @@ class Scenario(BaseModel):
     def source_triples(self) -> tuple[str, ...]:
         return tuple(f.triple for f in self.facts)
 
+    @cached_property
+    def question_keys(self) -> dict[str, bytes]:
+        """:func:`question_key` of the scenario's template question and gold, by language."""
+        return {lang: question_key(lang, question, self.gold[lang]) for lang, question in self.question.items()}
+
     def model_copy(self, *, update: Mapping[str, object] | None = None, deep: bool = False) -> Self:
         """A copy without the cached properties above (pydantic would carry them along,
         stale once ``update`` changes the facts)."""
         copied = super().model_copy(update=update, deep=deep)
-        for name in ("mentioned_texts", "mentioned_blob", "source_triples"):
+        for name in ("mentioned_texts", "mentioned_blob", "source_triples", "question_keys"):
             copied.__dict__.pop(name, None)
         return copied
+
+
+def question_key(language: str, question: str, gold: str | Sequence[str]) -> bytes:
+    """What two items asking the same share: language, question and gold casefolded, ё as
+    е, spaces collapsed, a set gold's members in any order; a 16-byte digest, since a run
+    of 10^6 items keeps 10^6 of them in memory."""
+    golds = [gold] if isinstance(gold, str) else gold
+    parts = [language, _folded(question), *sorted(_folded(g) for g in golds)]
+    return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=16).digest()
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.casefold().replace("ё", "е").split())
 
 
 # ---------------------------------------------------------------------------- building
