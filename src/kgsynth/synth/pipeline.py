@@ -99,13 +99,13 @@ def plan_cells(kg: KnowledgeGraph, config: SynthConfig, rules: dict[str, Rule]) 
                 cell = scenario.cell
                 if cell.difficulty in wanted_difficulties and cell.answer_format in wanted_formats:
                     by_cell[cell.key].setdefault(scenario.id, scenario)
-    plans = []
-    for key in sorted(by_cell):
-        scenarios = sorted(by_cell[key].values(), key=lambda s: s.id)
-        random.Random(f"{config.dataset.seed}:{key}").shuffle(scenarios)
-        plans.append(CellPlan(key=key, scenarios=tuple(scenarios)))
-    if ExactDuplicateFilter.name in config.filter_order:
-        plans.sort(key=lambda plan: (_questions(plan, config.dataset.languages), plan.key))
+        plans = []
+        for key in sorted(by_cell):
+            scenarios = sorted(by_cell[key].values(), key=lambda s: s.id)
+            random.Random(f"{config.dataset.seed}:{key}").shuffle(scenarios)
+            plans.append(CellPlan(key=key, scenarios=tuple(scenarios)))
+        if ExactDuplicateFilter.name in config.filter_order:  # the keys are 10^5 more objects
+            plans.sort(key=lambda plan: (_questions(plan, config.dataset.languages), plan.key))
     return plans
 
 
