@@ -335,25 +335,22 @@ class _Wording:
 
     def unasked(self, scenarios: Sequence[Scenario]) -> int:
         """How many of ``scenarios`` ask a question no kept item has."""
-        if self.exact_duplicate is None:
-            return len(scenarios)
-        languages = self.config.dataset.languages
-        return sum(1 for s in scenarios
-                   if not any(self.exact_duplicate.reason_before_wording(s.question_keys[lang]) for lang in languages))
+        return sum(1 for s in scenarios if not self._kept_twins(s))
 
-    def _twins_of_kept(self, scenario: Scenario, cell: str) -> list[dict]:
-        """Rejections of the scenario's items whose template question and gold a kept item
-        has: not worth wording (a subgraph gives the same question in every difficulty, and
-        a quarter of a 1M run's scenarios are such twins)."""
+    def _kept_twins(self, scenario: Scenario) -> list[tuple[str, str]]:
+        """(language, reason) for each of the scenario's template items whose question and
+        gold a kept item has: not worth wording (a subgraph gives the same question in every
+        difficulty, and a quarter of a 1M run's scenarios are such twins)."""
         if self.exact_duplicate is None:
             return []
-        rejections = []
-        for lang in self.config.dataset.languages:
-            reason = self.exact_duplicate.reason_before_wording(scenario.question_keys[lang])
-            if reason:
-                rejections.append({"item_id": None, "scenario_id": scenario.id, "language": lang, "cell": cell,
-                                   "filter": self.exact_duplicate.name, "reason": reason})
-        return rejections
+        reasons = ((lang, self.exact_duplicate.reason_before_wording(scenario.question_keys[lang]))
+                   for lang in self.config.dataset.languages)
+        return [(lang, reason) for lang, reason in reasons if reason]
+
+    def _twins_of_kept(self, scenario: Scenario, cell: str) -> list[dict]:
+        """The rejections of :meth:`_kept_twins`, as the progress log records them."""
+        return [{"item_id": None, "scenario_id": scenario.id, "language": lang, "cell": cell,
+                 "filter": self.exact_duplicate.name, "reason": reason} for lang, reason in self._kept_twins(scenario)]
 
     def _cascade(self, items: list[Item], filters: list[ItemFilter], together, outcomes: list[_Outcome], by_scenario) -> list[Item]:
         result = apply_filters(items, filters, together)
@@ -435,7 +432,7 @@ def _run_cell(plan: CellPlan, work: _Work, per_cell: int, wording: _Wording) -> 
     started = any(cell == plan.key for cell, _ in work.processed)
     # cannot fill even if every scenario passed (the questions earlier cells kept aside): no
     # wording spent; asked only before the cell's first scenario, so a resume decides alike
-    if len(plan.scenarios) < per_cell or (not started and wording.unasked(plan.scenarios) < per_cell):
+    if not started and wording.unasked(plan.scenarios) < per_cell:
         yield {"cell": plan.key, "closed": 0, "available": len(plan.scenarios), "chosen": []}, []
         return
     target = math.ceil(per_cell * config.filters.top_n_pool)
