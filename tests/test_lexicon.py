@@ -210,3 +210,15 @@ def test_entities_get_the_domain_of_their_class(demo_kg):
     booking = _node(demo_kg, EX + "booking-001")
     words = wording(lexicon, booking, None, (), "en")
     assert words.entity.domain == "travel"
+
+
+@pytest.mark.parametrize(("local", "said"), [
+    ("product-rain-jacket", "rain jacket"),  # a common noun, capitalised only as a label
+    ("city-moscow", "Moscow"),  # a name
+    ("hotel-riviera-sochi", "Hotel Riviera"),  # a name that says its class
+])
+def test_an_english_common_noun_label_is_lower_case_inside_a_sentence(demo_kg, local, said):
+    node_iri = ox.NamedNode(f"https://kgsynth.example/demo/{local}")
+    labels = demo_kg.labels([node_iri])[node_iri]
+    node = Node.from_term(node_iri, demo_kg.pick_label(node_iri, labels), labels)
+    assert Lexicon(demo_kg).name(node, "en") == said

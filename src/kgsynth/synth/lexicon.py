@@ -164,7 +164,9 @@ class Lexicon:
             return spoken_value(node, lang)
         label = node.label_in(lang)
         if lang == "en":
-            return f"the {label}" if self._takes_the(node, label) else label
+            if self._takes_the(node, label):
+                return f"the {label}"
+            return label[:1].lower() + label[1:] if self._common_noun_en(node, label) else label
         if not is_cyrillic(label):
             return label
         if label[:1].isupper() and morph.starts_with_common_noun(label):
@@ -179,6 +181,17 @@ class Lexicon:
         if not cls_label or not is_cyrillic(cls_label):
             return label
         return f"{morph.decline(cls_label.lower(), case)} «{label.strip('«»')}»"
+
+    @staticmethod
+    def _common_noun_en(node: Node, label: str) -> bool:
+        """Whether an English label is a common noun phrase written with a capital only
+        because it opens the label ("Rain jacket", "Head of department"): its other words
+        are lower case and its Russian label opens with a common noun, which Russian writes
+        lower-case inside a sentence too. Names ("Moscow", "Yantar Bank") keep theirs."""
+        rest = label.split()[1:]
+        russian = node.labels.get("ru", "")
+        return (label[:1].isupper() and label[1:2].islower() and all(not w[:1].isupper() for w in rest)
+                and is_cyrillic(russian) and morph.starts_with_common_noun(russian))
 
     def _takes_the(self, node: Node, label: str) -> bool:
         """Whether an English label is a description that needs "the": it says its class in
@@ -436,7 +449,7 @@ def _fact_wording(lexicon: Lexicon, fact, lang: str) -> FactWording:
     # an entity value as the dialogue writes it: its label (Russian lower-case where it opens with a
     # common noun, «отдел маркетинга …»), without the article a sentence puts before it ("the Pine store")
     spoken = lexicon.name(fact.object, lang) if fact.object.kind == "iri" else None
-    written = fact.object.label_in(lang) if spoken and lang == "en" else spoken
+    written = spoken.removeprefix("the ") if spoken and lang == "en" else spoken
     return FactWording(
         noun=noun, which=which, short=shortened(noun, subject("nomn"), lang), noun_of=noun_of(noun, subject, lang),
         value=written, spoken=spoken, statement=statement,

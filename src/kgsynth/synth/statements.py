@@ -48,6 +48,9 @@ STATEMENTS: dict[str, dict[str, tuple[str, ...]]] = {
             "On top of that, there is another {noun}, a separate one: {value}.",
             "There is one more {noun} as well, on top of the others: {value}.",
             "And a further {noun}, in addition: {value}.",
+            "The list also has another {noun}: {value}.",
+            "Add to that another {noun}: {value}.",
+            "Another {noun} on the list: {value}.",
         ),
         "yes_no": ("By the way, {statement}.", "For the record, {statement}.", "Also worth noting: {statement}."),
         "slip": (  # a value said wrongly, corrected later (a number or a date, never a yes/no)
@@ -103,6 +106,9 @@ STATEMENTS: dict[str, dict[str, tuple[str, ...]]] = {
             "Кроме того, есть ещё одна, отдельная запись: {noun} — {value}.",
             "И это не всё: отдельно есть ещё {noun} — {value}.",
             "Плюс ещё одна запись сверх этих: {noun} — {value}.",
+            "Ещё одна запись в списке: {noun} — {value}.",
+            "В списке есть и такая запись: {noun} — {value}.",
+            "Добавлю ещё запись: {noun} — {value}.",
         ),
         "yes_no": ("Кстати, {statement}.", "Для справки: {statement}.", "Отмечу: {statement}."),
         "slip": (
