@@ -207,9 +207,11 @@ def test_killed_cli_run_resumes_to_identical_files(tmp_path):
 
 
 def test_cells_the_graph_cannot_fill_are_reported_not_faked(demo_kg, tmp_path):
-    config = SynthConfig.model_validate({"dataset": {"n": 100_000}})
+    config = SynthConfig.model_validate({"dataset": {"n": 6000}})
     result = synthesize(demo_kg, config, tmp_path / "big")
-    assert result.unfillable_cells  # the demo graph cannot give 100,000 items
+    assert result.unfillable_cells  # the demo graph cannot give 6,000 items
+    most_left_out = len(result.unfillable_cells) * 2 > len(result.manifest["cells"])
+    assert any("cells hold fewer and are left out" in note for note in result.notes) == most_left_out
     manifest = json.loads((tmp_path / "big" / "manifest.json").read_text(encoding="utf-8"))
     for cell, kept in result.unfillable_cells.items():
         assert kept < result.per_cell and manifest["cells"][cell]["kept"] == kept
@@ -362,8 +364,9 @@ def test_an_unreachable_model_fails_each_item_with_the_reason_and_loses_nothing(
         "dataset": {"n": 4, "difficulties": ["easy"], "formats": ["number"]}, "sampling": {"subgraphs_per_shape": 30},
         "llm": {"base_url": "http://127.0.0.1:9/v1", "cache": str(tmp_path / "c.sqlite"), "max_retries": 0, "timeout_s": 2},
     })
-    result = synthesize(demo_kg, config, tmp_path / "out")
-    assert result.items == 0 and result.unfillable_cells
+    with pytest.raises(KgsynthError, match="wrote no item: .* by verbalise: the generator failed: local at http://127.0.0.1:9/v1"):
+        synthesize(demo_kg, config, tmp_path / "out")
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["items"] == 0
     rejections = [json.loads(line) for line in (tmp_path / "out" / "rejections.jsonl").read_text().splitlines()]
     failed = [r for r in rejections if r["filter"] == "verbalise"]
     assert failed and all(r["reason"].startswith("the generator failed: local at http://127.0.0.1:9/v1") for r in failed)

@@ -63,6 +63,21 @@ def test_documented_example_reads_back(tmp_path):
          " kgs:bracket [ kgs:class ex:c ] .", "at least two kgs:bracket"),
         ("ex:r a kgs:Rule ; kgs:kind kgs:Arithmetic ; kgs:rate 0.1 ; kgs:input [ kgs:role \"size\" ; kgs:relation ex:p ] .",
          "input role 'size'"),
+        # out-of-range constants: a negative rate, a percentage written as a number, absurd magnitudes
+        *[(f"ex:r a kgs:Rule ; kgs:kind kgs:Arithmetic ; kgs:rate {rate} ; kgs:input [ kgs:role \"amount\" ; kgs:relation ex:p ] .", message)
+          for rate, message in [("-0.13", "kgs:rate -0.13 is outside 0..10"), ("13", "kgs:rate 13 is outside 0..10 (a fraction"),
+                                ("1e300", "is outside ±1,000,000,000,000,000"), ('"NaN"^^xsd:decimal', "kgs:rate 'NaN' is not a number")]],
+        ("ex:r a kgs:Rule ; kgs:kind kgs:Threshold ; kgs:comparison kgs:GreaterThan ; kgs:threshold 1e20 ;"
+         " kgs:input [ kgs:role \"amount\" ; kgs:relation ex:p ] .", "kgs:threshold 100000000000000000000 is outside"),
+        ("ex:r a kgs:Rule ; kgs:kind kgs:Conditional ; kgs:defaultRate 0.3 ; kgs:case [ kgs:when true ; kgs:rate -1 ] ;"
+         " kgs:input [ kgs:role \"amount\" ; kgs:relation ex:p ] , [ kgs:role \"condition\" ; kgs:relation ex:q ] .",
+         "the kgs:rate of the case"),
+        ("ex:r a kgs:Rule ; kgs:kind kgs:Interval ; kgs:maxDays -3 ; kgs:input [ kgs:role \"start\" ; kgs:relation ex:p ] ,"
+         " [ kgs:role \"end\" ; kgs:relation ex:q ] .", "kgs:maxDays -3 is outside 0..36,600"),
+        ("ex:r a kgs:Rule ; kgs:kind kgs:Interval ; kgs:maxDays \"two weeks\" ; kgs:input [ kgs:role \"start\" ; kgs:relation ex:p ] ,"
+         " [ kgs:role \"end\" ; kgs:relation ex:q ] .", "kgs:maxDays 'two weeks' is not a whole number"),
+        ("ex:r a kgs:Rule ; kgs:kind kgs:Arithmetic ; kgs:rate 0.1 ; kgs:rounding 40 ; kgs:input [ kgs:role \"amount\" ; kgs:relation ex:p ] .",
+         "kgs:rounding 40 is outside 0..10"),
     ],
 )
 def test_incomplete_rules_are_named(tmp_path, body, message):

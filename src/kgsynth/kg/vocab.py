@@ -193,9 +193,22 @@ def _decimal(rule: str, values: dict[str, list], name: str) -> Decimal | None:
     if term is None:
         return None
     try:
-        return Decimal(term.value)
+        value = Decimal(term.value)
     except ArithmeticError:
-        raise _rule_error(rule, f"kgs:{name} {term.value!r} is not a number") from None
+        value = None
+    if value is None or not value.is_finite():
+        raise _rule_error(rule, f"kgs:{name} {term.value!r} is not a number")
+    return value
+
+
+def _integer(rule: str, values: dict[str, list], name: str) -> int | None:
+    term = _one(rule, values, name)
+    if term is None:
+        return None
+    try:
+        return int(term.value)
+    except ValueError:
+        raise _rule_error(rule, f"kgs:{name} {term.value!r} is not a whole number") from None
 
 
 def _enum(rule: str, values: dict[str, list], name: str, enum: type[StrEnum], required: bool = False):
@@ -225,8 +238,6 @@ def _build_rule(iri: str, values: dict[str, list], nodes: dict) -> Rule:
     missing = REQUIRED_ROLES[operation] - {i.role for i in inputs}
     if missing:
         raise _rule_error(iri, f"kgs:{operation.value} needs inputs with roles {sorted(missing)}")
-    max_days = _one(iri, values, "maxDays")
-    rounding = _one(iri, values, "rounding")
     rule = Rule(
         iri=iri,
         kind=kind,
@@ -241,9 +252,9 @@ def _build_rule(iri: str, values: dict[str, list], nodes: dict) -> Rule:
         rate=_decimal(iri, values, "rate"),
         threshold=_decimal(iri, values, "threshold"),
         comparison=_enum(iri, values, "comparison", Comparison),
-        max_days=int(max_days.value) if max_days is not None else None,
+        max_days=_integer(iri, values, "maxDays"),
         default_rate=_decimal(iri, values, "defaultRate"),
-        rounding=int(rounding.value) if rounding is not None else None,
+        rounding=_integer(iri, values, "rounding"),
         unit=_value(_one(iri, values, "unit")),
         brackets=tuple(_build_bracket(iri, n) for n in nodes.get((iri, "bracket"), {}).values()),
         cases=tuple(_build_case(iri, n) for n in nodes.get((iri, "case"), {}).values()),
@@ -283,7 +294,34 @@ def _build_case(rule: str, values: dict[str, list]) -> Case:
     return Case(when=str(_one(rule, values, "when", required=True)), rate=rate)
 
 
+# Constants a real rule stays within: a rate is a fraction (0.13 = 13%; "13" meant as a
+# percentage is the usual slip), amounts fit in 15 digits, windows in a century.
+MAX_RATE = Decimal(10)
+MAX_MAGNITUDE = Decimal("1e15")
+MAX_DAYS = 36_600
+MAX_ROUNDING = 10
+
+
+def _check_ranges(rule: Rule) -> None:
+    rates = [("kgs:rate", rule.rate), ("kgs:defaultRate", rule.default_rate)]
+    rates += [(f"the kgs:rate of the case {c.when}", c.rate) for c in rule.cases]
+    constants = [("kgs:threshold", rule.threshold)]
+    constants += [(f"kgs:{name} of a bracket", value) for b in rule.brackets
+                  for name, value in (("lowerBound", b.lower), ("upperBound", b.upper))]
+    for name, value in [*rates, *constants]:
+        if value is not None and abs(value) > MAX_MAGNITUDE:
+            raise _rule_error(rule.iri, f"{name} {value} is outside ±{MAX_MAGNITUDE:,.0f}")
+    for name, value in rates:
+        if value is not None and not 0 <= value <= MAX_RATE:
+            raise _rule_error(rule.iri, f"{name} {value} is outside 0..{MAX_RATE} (a fraction: 0.13 is 13%)")
+    if rule.max_days is not None and not 0 <= rule.max_days <= MAX_DAYS:
+        raise _rule_error(rule.iri, f"kgs:maxDays {rule.max_days} is outside 0..{MAX_DAYS:,}")
+    if rule.rounding is not None and not 0 <= rule.rounding <= MAX_ROUNDING:
+        raise _rule_error(rule.iri, f"kgs:rounding {rule.rounding} is outside 0..{MAX_ROUNDING} decimal places")
+
+
 def _check_parameters(rule: Rule) -> None:
+    _check_ranges(rule)
     roles = {i.role for i in rule.inputs}
     op = rule.operation
     if op in (Operation.percent_of, Operation.percent_of_excess) and rule.rate is None:

@@ -163,7 +163,16 @@ class DatasetWriter:
         for name in SPLITS:
             _jsonl_to_parquet(_partial(self.out / f"{name}.jsonl"), _partial(self.out / f"{name}.parquet"), _schema(name))
         for final in self.paths:
-            os.replace(_partial(final), final)
+            _replace(_partial(final), final)
+
+
+def _replace(partial: Path, final: Path) -> None:
+    # rename() does nothing when both names link to one file: a resumed run links the spool
+    # that a killed one had already put in place
+    if final.exists() and os.path.samefile(partial, final):
+        partial.unlink()
+    else:
+        os.replace(partial, final)
 
 
 def _link_or_copy(source: Path, target: Path) -> None:

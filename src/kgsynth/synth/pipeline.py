@@ -23,6 +23,7 @@ import gc
 import hashlib
 import json
 import math
+import os
 import random
 import re
 import shutil
@@ -54,7 +55,7 @@ from kgsynth.filters import (
 )
 from kgsynth.filters.base import rejection
 from kgsynth.kg import KnowledgeGraph, load_rules
-from kgsynth.kg.vocab import Rule
+from kgsynth.kg.vocab import LABEL_PATH, Rule
 from kgsynth.llm import LLMGateway, ResponseCache, StageUsage
 from kgsynth.queries import Shape, sample_subgraphs
 from kgsynth.synth.config import OFFLINE_FILTERS, SynthConfig
@@ -195,38 +196,181 @@ class SynthResult(BaseModel):
     filled_cells: list[str]
     unfillable_cells: dict[str, int]  # cell -> scenarios that passed (fewer than per_cell)
     manifest: dict
+    notes: list[str] = []  # one line each: what the user should know about this result
 
 
 def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Progress | None = None) -> SynthResult:
-    """Write a balanced dataset for ``config`` into ``out`` (resuming an interrupted run there)."""
+    """Write a balanced dataset for ``config`` into ``out`` (resuming an interrupted run there;
+    a run already finished there with the same config and graph is returned as it is).
+
+    Raises:
+        KgsynthError: ``out`` cannot be written, the graph gives no scenario, ``n`` asks more
+            per cell than any cell has, or no item passed (the files and their rejections
+            are written first, so the reasons can be read).
+    """
+    _prepare_out(out)
     rules = load_rules(kg)
     if Shape.rule_application in config.sampling.shapes and not rules:
         raise KgsynthError("the graph has no kgs:Rule resources; load a rules file or drop rule_application from the shapes")
+    triples = _triples(kg)  # a full count: once per run
+    run_key = _run_key(config, triples)
+    result = _finished(out, run_key) or _run(kg, config, out, rules, triples, run_key, progress)
+    if not result.items:
+        raise KgsynthError(_why_empty(result))
+    return result
+
+
+def _run(kg: KnowledgeGraph, config: SynthConfig, out: Path, rules: dict[str, Rule], triples: int, run_key: str,
+         progress: Progress | None) -> SynthResult:
     plans = plan_cells(kg, config, rules)
     if not plans:
-        raise KgsynthError("the graph gives no scenario for the configured shapes, difficulties and formats")
+        raise KgsynthError(f"the graph gives no scenario for the configured shapes, difficulties and formats: {_why_no_scenario(kg, config, rules)}")
+    languages = config.dataset.languages
+    per_cell = max(1, config.dataset.n // (len(languages) * len(plans)))
+    _check_fillable(config, plans, per_cell)
     models = _Models.open(config)
     try:
         with _frozen():
-            languages = config.dataset.languages
-            per_cell = max(1, config.dataset.n // (len(languages) * len(plans)))
-            triples = _triples(kg)  # a full count: once per run
             filters = make_filters(config, rules, kg, models, scenarios=(s for plan in plans for s in plan.scenarios))
             wording = _Wording(config, filters, models)
             wanted = per_cell * len(plans) * len(languages)
-            with _Work(out / ".work", _run_key(config, triples)) as work:
+            with _Work(out / ".work", run_key) as work:
                 wording.recall(work)
                 for plan in plans:
                     for record, lines in _run_cell(plan, work, per_cell, wording):
                         work.append(record, lines)
                         if progress:
                             progress(min(work.items, wanted), wanted)
-            result = _assemble(out, work, config, per_cell, plans, kg, triples, wording.stage_names(), rules)
+            result = _assemble(out, work, config, per_cell, plans, kg, triples, wording.stage_names(), rules, run_key)
     finally:
         if models:
             models.cache.close()
-    shutil.rmtree(out / ".work")
+    _remove_work(out)
     return result
+
+
+def _prepare_out(out: Path) -> None:
+    """The output folder, created; one line when it cannot be (a file, under a file, read-only)."""
+    blocker = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        raise KgsynthError(f"cannot write the dataset to {out}: {blocker} is a file, not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise KgsynthError(f"cannot create the output folder {out}: {e.strerror}") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise KgsynthError(f"cannot write the dataset to {out}: the folder is not writable")
+    _finish_removal(out)
+
+
+# A finished run renames .work before removing it: a kill during the removal leaves this
+# name, which the next run removes; .work itself is either whole or absent.
+_REMOVING = ".work.finished"
+
+
+def _remove_work(out: Path) -> None:
+    os.replace(out / ".work", out / _REMOVING)
+    _finish_removal(out)
+
+
+def _finish_removal(out: Path) -> None:
+    shutil.rmtree(out / _REMOVING, ignore_errors=True)
+
+
+def _finished(out: Path, run_key: str) -> SynthResult | None:
+    """The result of a finished run of the same config and graph in ``out`` (its manifest
+    names the run and every file still has its recorded hash), else None."""
+    path = out / "manifest.json"
+    if (out / ".work").exists() or not path.is_file():
+        return None
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(manifest, dict) or manifest.get("run_key") != run_key:
+        return None
+    files = manifest.get("files", {})
+    if not all((out / name).is_file() and sha256_file(out / name) == digest for name, digest in files.items()):
+        return None
+    notes = [*manifest.get("notes", []), f"{out} already held this run, finished: nothing was redone"]
+    return SynthResult(out=out, items=manifest["items"], per_cell=manifest["per_cell"], filled_cells=manifest["filled_cells"],
+                       unfillable_cells=manifest["unfillable_cells"], manifest=manifest, notes=notes)
+
+
+def _why_no_scenario(kg: KnowledgeGraph, config: SynthConfig, rules: dict[str, Rule]) -> str:
+    """What each configured shape gave, and the likely cause where it gave no subgraph
+    (asked only when the run cannot start: it samples again)."""
+    builder = ScenarioBuilder(kg, rules, config.dataset.languages)
+    sampled, built = Counter(), Counter()
+    for subgraph in _subgraphs(kg, config):
+        sampled[subgraph.shape] += 1
+        built[subgraph.shape] += sum(1 for _ in builder.build(subgraph))
+    said = []
+    for shape in config.sampling.shapes:
+        if not sampled[shape]:
+            said.append(f"{shape.value}: no subgraph ({_why_no_subgraph(kg, shape, rules)})")
+        elif not built[shape]:
+            said.append(f"{shape.value}: {sampled[shape]:,} subgraphs, none with a question and gold in every language")
+        else:
+            said.append(f"{shape.value}: {built[shape]:,} scenarios, none in the difficulties and formats asked")
+    return "; ".join(said)
+
+
+_UNIQUE_LABEL = f"""SELECT ?s WHERE {{ ?s {LABEL_PATH} ?label .
+  FILTER NOT EXISTS {{ ?other {LABEL_PATH} ?label . FILTER(!sameTerm(?other, ?s)) }} }} LIMIT 1"""
+
+
+def _why_no_subgraph(kg: KnowledgeGraph, shape: Shape, rules: dict[str, Rule]) -> str:
+    if shape is Shape.rule_application:
+        unused = [(rule.iri, relation) for rule in rules.values() for relation in rule.relations
+                  if not any(True for _ in kg.select(f"SELECT ?s WHERE {{ ?s <{relation}> ?o }} LIMIT 1"))]
+        if unused:
+            rule, relation = unused[0]
+            more = f" and {len(unused) - 1} more" if len(unused) > 1 else ""
+            return f"<{relation}>, an input of rule <{rule}>{more}, is in no triple"
+        return "no entity has every input a rule reads"
+    if not any(True for _ in kg.select(_UNIQUE_LABEL)):
+        return "every label is shared by another entity, and an entity is asked about only by a label of its own"
+    return "no entity has the relations this shape needs, each with one value, under a label of its own"
+
+
+def _check_fillable(config: SynthConfig, plans: list[CellPlan], per_cell: int) -> None:
+    """Refuse, before any wording, an ``n`` no cell has scenarios enough for."""
+    most = max(len(plan.scenarios) for plan in plans)
+    if per_cell > most:
+        cells, languages = len(plans), len(config.dataset.languages)
+        raise KgsynthError(
+            f"n = {config.dataset.n:,} asks {per_cell:,} items per cell and language ({cells} cells x {languages} languages), "
+            f"but the fullest cell has {most:,} scenarios: ask for at most {most * cells * languages:,}"
+        )
+
+
+def _why_empty(result: SynthResult) -> str:
+    """One line on a dataset without items: no cell kept ``per_cell`` scenarios, what would
+    fill one, and the commonest rejection."""
+    manifest, path = result.manifest, result.out / "rejections.jsonl"
+    best = max(cell["kept"] for cell in manifest["cells"].values())
+    line = f"wrote no item: no cell kept {result.per_cell:,} scenarios whose items pass every filter (the most: {best:,})"
+    if best:
+        line += f"; --n {best * len(manifest['cells']) * len(manifest['config']['dataset']['languages']):,} would fill the fullest"
+    rejections = Counter((r["filter"], r["reason"].splitlines()[0]) for r in read_jsonl(path))
+    if rejections:
+        (name, reason), count = rejections.most_common(1)[0]
+        line += f"; the commonest rejection ({count:,}), by {name}: {reason}"
+    return f"{line} (all in {path})"
+
+
+def _notes(config: SynthConfig, per_cell: int, cells: int, items: int, unfillable: dict[str, int]) -> list[str]:
+    """Why the dataset holds other than ``n`` items, when the reason is not plain rounding."""
+    n, languages, notes = config.dataset.n, len(config.dataset.languages), []
+    if items > n:
+        notes.append(f"n = {n:,} is below one item per cell and language ({cells} cells x {languages} languages): "
+                     f"wrote {items:,} items, {per_cell} per cell and language")
+    if len(unfillable) * 2 > cells:
+        fewest = min(unfillable, key=lambda key: (unfillable[key], key))
+        notes.append(f"n = {n:,} asks {per_cell:,} items per cell and language: {len(unfillable)} of {cells} cells hold fewer "
+                     f"and are left out (the fewest: {unfillable[fewest]:,}, in {fewest})")
+    return notes
 
 
 # The scenario phase makes ~10^5 objects that live until the run ends: the collector is
@@ -571,7 +715,7 @@ def _run_key(config: SynthConfig, triples: int) -> str:
 
 def _assemble(
     out: Path, work: _Work, config: SynthConfig, per_cell: int, plans: list[CellPlan], kg: KnowledgeGraph, triples: int,
-    stages: list[str], rules: dict[str, Rule],
+    stages: list[str], rules: dict[str, Rule], run_key: str,
 ) -> SynthResult:
     """Write the dataset files from the progress log, in the fixed cell and scenario order."""
     closed = work.closed
@@ -615,11 +759,13 @@ def _assemble(
         "counts": dict(sorted(counts.items())),
         "filters": stats.report(stages),
         "files": files,
+        "notes": _notes(config, per_cell, len(plans), sum(counts.values()), unfillable),
+        "run_key": run_key,
     }
     write_json_atomic(out / "manifest.json", manifest)
     write_json_atomic(out / "filter_report.json", stats.run_report(stages, manifest["items"]))
     return SynthResult(out=out, items=manifest["items"], per_cell=per_cell, filled_cells=filled,
-                       unfillable_cells=unfillable, manifest=manifest)
+                       unfillable_cells=unfillable, manifest=manifest, notes=manifest["notes"])
 
 
 def _write_rules(path: Path, rules: dict[str, Rule]) -> Path:
