@@ -707,9 +707,9 @@ _LOG_FORMAT = "spooled-lines-1"  # changes when progress.jsonl records change me
 
 
 def _run_key(config: SynthConfig, triples: int) -> str:
-    """What a resumed run must share with the stopped one: config, kgsynth version, graph
-    size, and the progress log's format."""
-    key = f"{config.model_dump_json()}|{kgsynth.__version__}|{triples}|{_LOG_FORMAT}"
+    """What a resumed run must share with the stopped one: config (with the filters it
+    runs, which a default may change), kgsynth version, graph size, and the progress log's format."""
+    key = f"{config.model_dump_json()}|{','.join(config.filter_order)}|{kgsynth.__version__}|{triples}|{_LOG_FORMAT}"
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
