@@ -18,6 +18,7 @@ from conftest import kill_when_logged
 from fake_llm_stages import fake_stage_reply
 from llm_fault_injector import FaultInjectingServer
 
+from kgsynth.errors import KgsynthError
 from kgsynth.synth.config import SynthConfig
 from kgsynth.synth.export import read_items
 from kgsynth.synth.llm_dialogue import PROMPT
@@ -113,9 +114,11 @@ def test_a_generator_that_breaks_the_plan_is_retried_then_rejected_with_the_reas
     dataset = {"n": 4, "difficulties": ["easy"], "formats": ["number"]}
     with FaultInjectingServer(functools.partial(fake_stage_reply, drop_values=True)) as server:
         config = SynthConfig.model_validate({"dataset": dataset, "llm": {"base_url": server.base_url, "cache": str(tmp_path / "c.sqlite"), "attempts": 2}})
-        result = synthesize(demo_kg, config, tmp_path / "out")
+        with pytest.raises(KgsynthError, match="wrote no item: .*; verbalise rejected most \\(\\d+\\), e.g. .*must contain"):
+            synthesize(demo_kg, config, tmp_path / "out")
         generations = [r for r in server.requests if r["messages"][0]["content"] in {w["system"] for w in PROMPT.values()}]
-    assert result.items == 0 and result.unfillable_cells
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["items"] == 0 and manifest["unfillable_cells"]
     rejections = [json.loads(line) for line in (tmp_path / "out" / "rejections.jsonl").read_text().splitlines()]
     worded = [r for r in rejections if r["filter"] == "verbalise"]
     assert worded and all("must contain" in r["reason"] for r in worded)
@@ -135,8 +138,8 @@ def test_the_judge_rejects_low_scores_and_its_rationale_is_kept(demo_kg, tmp_pat
             "dataset": dataset, "filters": {"order": ["structure", "judge"]},
             "llm": {"base_url": server.base_url, "cache": str(tmp_path / "c.sqlite")},
         })
-        result = synthesize(demo_kg, config, tmp_path / "out")
-    assert result.items == 0
+        with pytest.raises(KgsynthError, match="wrote no item: .*; judge rejected most \\(\\d+\\), e.g. judge: total 6 below 9"):
+            synthesize(demo_kg, config, tmp_path / "out")
     rejections = [json.loads(line) for line in (tmp_path / "out" / "rejections.jsonl").read_text().splitlines()]
     assert rejections and all(r["filter"] == "judge" and r["reason"] == "judge: total 6 below 9" for r in rejections)
 

@@ -353,10 +353,14 @@ def _why_empty(result: SynthResult) -> str:
     line = f"wrote no item: no cell kept {result.per_cell:,} scenarios whose items pass every filter (the most: {best:,})"
     if best:
         line += f"; --n {best * len(manifest['cells']) * len(manifest['config']['dataset']['languages']):,} would fill the fullest"
-    rejections = Counter((r["filter"], r["reason"].splitlines()[0]) for r in read_jsonl(path))
-    if rejections:
-        (name, reason), count = rejections.most_common(1)[0]
-        line += f"; the commonest rejection ({count:,}), by {name}: {reason}"
+    by_filter: Counter[str] = Counter()
+    example: dict[str, str] = {}
+    for r in read_jsonl(path):
+        by_filter[r["filter"]] += 1
+        example.setdefault(r["filter"], r["reason"].splitlines()[0])
+    if by_filter:
+        name, count = by_filter.most_common(1)[0]
+        line += f"; {name} rejected most ({count:,}), e.g. {example[name]}"
     return f"{line} (all in {path})"
 
 
