@@ -3,6 +3,12 @@ OpenAI chat-completions protocol and, by script or at a set rate, answers with H
 (with Retry-After), 500, a timeout (it stalls), a truncated body, or a reply whose content
 is not JSON. Its good replies are canned (the JSON the test asks for): it is not a model
 and no content test may use it. Real-model tests use the llama.cpp server instead.
+
+Faults only scripted (or named in ``faults``), never among the default random ones:
+"drip" (a good reply's bytes one every ``drip_s`` seconds: no read ever times out, only a
+deadline on the whole request ends it), "401_echo" and "500_echo" (an error body that
+repeats the request's Authorization header and every other header, as a careless server
+or proxy does).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 FAULTS = ("429", "500", "stall", "truncated", "not_json")
+SCRIPTED_FAULTS = ("drip", "401_echo", "500_echo")
 
 
 class FaultInjectingServer:
@@ -32,10 +39,12 @@ class FaultInjectingServer:
         stall_s: float = 2.0,
         reject_json_schema: bool = False,
         faults: tuple[str, ...] = FAULTS,
+        drip_s: float = 0.2,
     ):
         self.reply, self.script, self.rate = reply, list(script or []), rate
         self.random, self.stall_s, self.reject_json_schema = random.Random(seed), stall_s, reject_json_schema
-        self.faults = faults
+        self.faults, self.drip_s = faults, drip_s
+        self._closing = threading.Event()  # a dripping reply stops when the server does
         self.requests: list[dict] = []  # every request body received, in order
         self.headers: list[dict] = []
         self._lock = threading.Lock()
@@ -51,6 +60,7 @@ class FaultInjectingServer:
         return self
 
     def __exit__(self, *exc) -> None:
+        self._closing.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -80,7 +90,29 @@ class FaultInjectingServer:
                 if action == "stall":
                     time.sleep(injector.stall_s)
                     action = "ok"  # too late: the client has given up
-                if action == "429":
+                if action in ("401_echo", "500_echo"):
+                    sent = dict(self.headers.items())
+                    status = 401 if action == "401_echo" else 500
+                    problem = "invalid API key" if status == 401 else "upstream failed"
+                    message = f"{problem}; request had Authorization: {self.headers.get('Authorization')}"
+                    self._send(status, {"error": {"message": message, "type": "echo", "request_headers": sent}})
+                elif action == "drip":
+                    data = json.dumps(_completion(body, injector.reply(body))).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.flush()
+                    try:
+                        for i in range(len(data)):
+                            if injector._closing.wait(injector.drip_s):
+                                break
+                            self.wfile.write(data[i : i + 1])
+                            self.wfile.flush()
+                    except OSError:  # the client gave up and closed the connection
+                        pass
+                    self.close_connection = True
+                elif action == "429":
                     self._send(429, {"error": {"message": "rate limited"}}, {"Retry-After": "0.05"})
                 elif action in ("500", "reject"):
                     self._send(500, {"error": {"message": "json_schema not supported" if action == "reject" else "boom"}})

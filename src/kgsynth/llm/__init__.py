@@ -4,16 +4,29 @@ items; prompts live with their users."""
 
 from kgsynth.llm.cache import ResponseCache, cache_key
 from kgsynth.llm.config import ModelConfig
-from kgsynth.llm.gateway import OUTPUT_MODES, LLMGateway, LLMResult, Request, StageUsage, parse_output
+from kgsynth.llm.gateway import (
+    OUTPUT_MODES,
+    LLMGateway,
+    LLMResult,
+    LLMUnreachableError,
+    Request,
+    StageUsage,
+    parse_output,
+)
+from kgsynth.llm.redact import REDACTED, redact, register_secret
 
 __all__ = [
     "OUTPUT_MODES",
+    "REDACTED",
     "LLMGateway",
     "LLMResult",
+    "LLMUnreachableError",
     "ModelConfig",
     "Request",
     "ResponseCache",
     "StageUsage",
     "cache_key",
     "parse_output",
+    "redact",
+    "register_secret",
 ]

@@ -20,8 +20,13 @@ class ModelConfig(BaseModel):
     temperature: float = Field(0.0, ge=0, le=2)
     max_tokens: int | None = Field(None, ge=1)
     seed: int | None = 0
-    timeout_s: float = Field(60.0, gt=0, description="per request")
+    timeout_s: float = Field(
+        60.0, gt=0, description="deadline of one HTTP request, from connect to the reply's last byte; a late one is retried"
+    )
     max_retries: int = Field(4, ge=0, description="after the first attempt; then the call is recorded as failed")
+    connect_retries: int = Field(
+        1, ge=0, description="retries (within max_retries, after a short pause) of an endpoint that refused the connection or could not be reached"
+    )
     backoff_s: float = Field(0.5, ge=0, description="first retry delay; doubles per retry, with jitter")
     max_backoff_s: float = Field(30.0, ge=0)
     concurrency: int = Field(4, ge=1, description="requests in flight at once")

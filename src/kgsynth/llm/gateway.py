@@ -9,10 +9,23 @@ the server, HTTP 400/422/500/501 is taken as a refusal of that form and the next
 sent at once; the first form that works is kept for the gateway's later calls, and from
 then on a 5xx is a fault like any other.
 
-Timeouts, HTTP 429 (its Retry-After honoured), 5xx, dropped connections and replies
-that do not parse are retried with exponential backoff and jitter, at most
-``max_retries`` times; then the call is returned as a failure with its reason, never
-raised and never retried forever. Other 4xx answers fail at once.
+Every HTTP request has an overall deadline, ``timeout_s`` from connect to the reply's
+last byte (a server that drips bytes cannot hold a call longer). Timeouts, HTTP 429 (its
+Retry-After honoured), 5xx, dropped connections and replies that do not parse are retried
+with exponential backoff and jitter, at most ``max_retries`` times; then the call is
+returned as a failure with its reason, never raised and never retried forever. Other 4xx
+answers fail at once.
+
+An endpoint that cannot be reached (connection refused, unknown host, no connection) is
+tried ``connect_retries`` more times after a short pause, not the whole backoff; then that
+request fails with the reason, and so does every request of the same ``complete_all`` that
+had not started yet, without trying. Such attempts are no model calls: they are counted in
+``StageUsage.unreachable``, not ``calls``. With ``raise_unreachable`` the gateway raises
+``LLMUnreachableError`` (one line) instead of returning those failures.
+
+No error text the gateway returns or raises holds the API key, an ``Authorization``
+header or anything shaped like a key (``kgsynth.llm.redact``), even when the server echoes
+the request's headers back; a reply's text has the configured key removed too.
 """
 
 from __future__ import annotations
@@ -23,6 +36,7 @@ import json
 import os
 import random
 import re
+import socket
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -32,13 +46,22 @@ from typing import Any
 import openai
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from kgsynth.errors import KgsynthError
 from kgsynth.llm.cache import ResponseCache, cache_key
 from kgsynth.llm.config import ModelConfig
+from kgsynth.llm.redact import redact, redact_secrets, register_secret
 
 OUTPUT_MODES = ("json_schema", "json_object", "prompt")
 _REJECTS_FORMAT = (400, 422, 500, 501)  # how servers refuse a response_format they do not support
 _COSTS = ("prompt_tokens", "completion_tokens", "latency_s")
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+_CONNECT_PAUSE_S = 0.25  # before trying an unreachable endpoint again (capped by backoff_s)
+_CONNECT_TIMEOUT_S = 10.0  # a TCP connection not made by then is not coming
+
+
+class LLMUnreachableError(KgsynthError):
+    """The model's endpoint cannot be reached (connection refused, unknown host, no
+    connection): raised by a gateway made with ``raise_unreachable=True``."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +95,7 @@ class LLMResult(BaseModel):
 
 class StageUsage(BaseModel):
     calls: int = 0  # HTTP requests sent
+    unreachable: int = 0  # attempts that reached no server (connection refused, unknown host): not calls
     cache_hits: int = 0
     failures: int = 0
     prompt_tokens: int = 0
@@ -89,16 +113,25 @@ class _Retryable(Exception):
         self.wait_s = wait_s
 
 
+class _Unreachable(Exception):
+    """No HTTP exchange happened: the connection was refused or never made."""
+
+
 class LLMGateway:
     """Sends requests to one model with bounded concurrency; see the module docstring."""
 
-    def __init__(self, config: ModelConfig, cache: ResponseCache | None = None, jitter_seed: int = 0):
+    def __init__(
+        self, config: ModelConfig, cache: ResponseCache | None = None, jitter_seed: int = 0, *, raise_unreachable: bool = False
+    ):
         self.config = config
         self.cache = cache
+        self.raise_unreachable = raise_unreachable
         self.usage: dict[str, StageUsage] = {}
         self._mode = 0  # index into OUTPUT_MODES: the strictest form this server accepted
         self._mode_confirmed = False  # a reply came back in that form
         self._jitter = random.Random(jitter_seed)
+        self._down: str | None = None  # why the endpoint could not be reached, in this complete_many
+        register_secret(os.environ.get(config.api_key_env))  # so every redact() in this process removes it
 
     # ------------------------------------------------------------------ public
     @property
@@ -118,17 +151,25 @@ class LLMGateway:
             return worker.submit(asyncio.run, self.complete_many(requests)).result()
 
     async def complete_many(self, requests: Sequence[Request]) -> list[LLMResult]:
-        limit = asyncio.Semaphore(self.config.concurrency)
-        api_key = os.environ.get(self.config.api_key_env) or "unused"  # local servers need none
+        c = self.config
+        limit = asyncio.Semaphore(c.concurrency)
+        api_key = os.environ.get(c.api_key_env)
+        register_secret(api_key)
+        self._down = None
+        # the client's own limits are per operation; the deadline per request is _send's
+        timeout = openai.Timeout(c.timeout_s + 1.0, connect=min(c.timeout_s, _CONNECT_TIMEOUT_S))
         async with openai.AsyncOpenAI(
-            base_url=self.config.base_url, api_key=api_key, timeout=self.config.timeout_s, max_retries=0
+            base_url=c.base_url, api_key=api_key or "unused", timeout=timeout, max_retries=0  # local servers need no key
         ) as client:
 
             async def one(request: Request) -> LLMResult:
                 async with limit:
                     return await self._complete(client, request)
 
-            return list(await asyncio.gather(*(one(r) for r in requests)))
+            results = list(await asyncio.gather(*(one(r) for r in requests)))
+        if self.raise_unreachable and self._down is not None:
+            raise LLMUnreachableError(redact(f"cannot reach the model {c.model} at {c.base_url}: {self._down}"))
+        return results
 
     # ------------------------------------------------------------------ one request
     async def _complete(self, client: openai.AsyncOpenAI, request: Request) -> LLMResult:
@@ -137,18 +178,22 @@ class LLMGateway:
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             usage.cache_hits += 1
             try:
-                result = self._result(request, hit["text"], cached=True)
+                result = self._result(request, redact_secrets(hit["text"]), cached=True)
             except _Retryable as e:  # a reply that never parsed: asking again would get it again
                 usage.failures += 1
-                return LLMResult(error=f"{self.config.model} at {self.config.base_url}: {e} (cached reply)", cached=True)
+                return LLMResult(error=redact(f"{self.config.model} at {self.config.base_url}: {e} (cached reply)"), cached=True)
             # the first reply's cost, so a cached re-run reports what the answers took
             return result.model_copy(update={k: hit[k] for k in _COSTS if k in hit})
-        attempts, reason = 0, ""
+        attempts, reason, refused, unreachable = 0, "", 0, False
         started = time.perf_counter()
         for attempt in range(self.config.max_retries + 1):
-            attempts = attempt + 1
+            if self._down is not None:  # another request of this batch found the endpoint unreachable
+                reason = self._down
+                break
+            attempts, unreachable = attempt + 1, False
             try:
                 text, prompt_tokens, completion_tokens = await self._send(client, request, usage)
+                text = redact_secrets(text)  # a reply that repeats the key keeps it out of the cache and the outputs
                 costs = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                          "latency_s": round(time.perf_counter() - started, 3)}
                 if self.cache is not None:  # every reply the server gave, parsed or not: a re-run asks nothing again
@@ -159,12 +204,21 @@ class LLMGateway:
                 if attempt < self.config.max_retries:
                     await asyncio.sleep(self._delay(attempt, e.wait_s))
                 continue
+            except _Unreachable as e:
+                reason, refused, unreachable = str(e), refused + 1, True
+                if refused > self.config.connect_retries:
+                    break
+                if attempt < self.config.max_retries:
+                    await asyncio.sleep(min(self.config.backoff_s, _CONNECT_PAUSE_S))
+                continue
             except _Permanent as e:
                 reason = str(e)
                 break
             return result.model_copy(update=costs)
+        if unreachable:  # its last attempt reached no server: the batch's requests not yet tried fail without trying
+            self._down = reason
         usage.failures += 1
-        return LLMResult(error=f"{self.config.model} at {self.config.base_url}: {reason}", attempts=attempts)
+        return LLMResult(error=redact(f"{self.config.model} at {self.config.base_url}: {reason}"), attempts=attempts)
 
     def _describe(self, request: Request) -> dict:
         """What determines the response: the cache key's content (no API key, no retry policy)."""
@@ -182,20 +236,34 @@ class LLMGateway:
     async def _send(self, client: openai.AsyncOpenAI, request: Request, usage: StageUsage) -> tuple[str, int, int]:
         """One attempt; a server that refuses a structured-output form gets the next one at once."""
         modes = range(self._mode, len(OUTPUT_MODES)) if request.output else [len(OUTPUT_MODES) - 1]
+        deadline = self.config.timeout_s
         for mode in modes:
-            started = time.perf_counter()
-            usage.calls += 1
+            started, reached = time.perf_counter(), True
             try:
-                response = await client.chat.completions.create(**self._arguments(request, OUTPUT_MODES[mode]))
+                create = client.chat.completions.create(**self._arguments(request, OUTPUT_MODES[mode]))
+                response = await asyncio.wait_for(create, deadline)
+            except TimeoutError:
+                raise _Retryable(_late(deadline)) from None
             except openai.APIStatusError as e:
                 refused = request.output and not self._mode_confirmed and e.status_code in _REJECTS_FORMAT
                 if refused and mode < len(OUTPUT_MODES) - 1:
                     continue  # before any form worked here, this may be a refusal of the form: try the next
                 raise _classify(e) from None
-            except (openai.APIError, ValueError) as e:  # timeouts, dropped connections, unparsable bodies
-                raise _Retryable(f"{type(e).__name__}: {e}") from None
+            except openai.APIConnectionError as e:
+                if (why := _unreachable(e, min(deadline, _CONNECT_TIMEOUT_S))) is not None:
+                    reached = False
+                    raise _Unreachable(why) from None
+                if isinstance(e, openai.APITimeoutError):
+                    raise _Retryable(_late(deadline)) from None
+                raise _Retryable(redact(f"{type(e).__name__}: {e}{_root(e)}")) from None  # a dropped connection
+            except (openai.APIError, ValueError) as e:  # unparsable bodies
+                raise _Retryable(redact(f"{type(e).__name__}: {e}")) from None
             finally:
                 usage.seconds += time.perf_counter() - started
+                if reached:
+                    usage.calls += 1
+                else:
+                    usage.unreachable += 1
             if request.output:
                 self._mode, self._mode_confirmed = mode, True
             tokens = response.usage
@@ -257,12 +325,51 @@ class _Permanent(Exception):
 
 def _classify(error: openai.APIStatusError) -> Exception:
     status = error.status_code
-    reason = f"HTTP {status}: {_short(error.message)}"
+    reason = f"HTTP {status}: {_short(redact(error.message))}"  # redacted before it is cut: no half key left
     if status == 429:
         return _Retryable(reason, _retry_after(error))
     if status >= 500 or status in (408, 409):
         return _Retryable(reason)
     return _Permanent(reason)
+
+
+def _late(deadline: float) -> str:
+    return f"no complete reply within {deadline:g} s (timeout_s)"
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    """The error and its causes, outermost first."""
+    chain: list[BaseException] = []
+    while error is not None and error not in chain:
+        chain.append(error)
+        error = error.__cause__ or error.__context__
+    return chain
+
+
+def _unreachable(error: openai.APIConnectionError, connect_s: float) -> str | None:
+    """Why no HTTP exchange happened, in a few words, or None when the connection was made
+    (and then dropped or timed out). httpx's ConnectError/ConnectTimeout mark the former."""
+    chain = _chain(error)
+    kinds = {type(e).__name__ for e in chain}
+    if not kinds & {"ConnectError", "ConnectTimeout"}:
+        return None
+    for e in chain:
+        if isinstance(e, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(e, socket.gaierror):
+            return f"cannot resolve the host name ({e.strerror or e})"
+    if "ConnectTimeout" in kinds:
+        return f"no connection within {connect_s:g} s"
+    for e in reversed(chain):
+        if isinstance(e, OSError) and str(e):
+            return f"cannot connect ({_short(redact(e.strerror or str(e)))})"
+    return "cannot connect"
+
+
+def _root(error: BaseException) -> str:
+    """The innermost cause, when it says more than the outer error: ' (RemoteProtocolError: ...)'."""
+    root = _chain(error)[-1]
+    return "" if root is error or not str(root) else f" ({type(root).__name__}: {_short(str(root))})"
 
 
 def _retry_after(error: openai.APIStatusError) -> float | None:

@@ -1,0 +1,154 @@
+"""No API key in any message or output, even from a server that echoes it back.
+
+The server is the LLM FAULT INJECTOR (tests/llm_fault_injector.py), for error handling
+only: its "401_echo" and "500_echo" faults answer with a body that repeats the request's
+Authorization header and every other header, as a careless server or proxy does. Each
+test first checks that the key really reached the server (so the echo held it), then that
+it is in no error, result, exception, cache or output file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import urllib.parse
+from pathlib import Path
+
+import pytest
+from conftest import DEMO, ROOT, _free_port
+from llm_fault_injector import FaultInjectingServer
+
+from kgsynth.llm import REDACTED, LLMGateway, LLMUnreachableError, ModelConfig, Request, ResponseCache, redact
+
+KEY = "kgs-test-secret-7c41e9a2d05b8f36"  # not shaped like any known key: only the configured value finds it
+OPENAI_SHAPED = "sk-proj-Q2hhbmdlTWVJZllvdVNlZU1lMTIzNDU2Nzg5"
+ENV = "KGSYNTH_TEST_API_KEY"
+
+
+def _hi(stage: str = "t") -> Request:
+    return Request([{"role": "user", "content": "hi"}], stage=stage)
+
+
+def _gateway(server: FaultInjectingServer, cache: ResponseCache | None = None, **fields) -> LLMGateway:
+    config = {"base_url": server.base_url, "model": "test", "api_key_env": ENV, "timeout_s": 2, "max_retries": 1,
+              "backoff_s": 0.01, "max_backoff_s": 0.05} | fields
+    return LLMGateway(ModelConfig(**config), cache)
+
+
+def _sent_the_key(server: FaultInjectingServer, key: str = KEY) -> bool:
+    return any(h.get("authorization") == f"Bearer {key}" for h in server.headers)
+
+
+# ---------------------------------------------------------------------------- redact()
+def test_redact_removes_the_given_secret_in_every_spelling():
+    key = 'odd"key\\with/parts+and space'
+    for text in (f"got {key}", json.dumps({"k": key}), repr({"k": key}), f"url?x={urllib.parse.quote(key, safe='')}"):
+        assert REDACTED in redact(text, secrets=[key])
+    for form in (key, json.dumps(key)[1:-1], repr(key)[1:-1]):
+        assert form not in redact(json.dumps({"k": key}) + repr({"k": key}), secrets=[key])
+
+
+@pytest.mark.parametrize("text", [
+    f"Authorization: Bearer {OPENAI_SHAPED}",
+    f"{{'error': {{'headers': {{'authorization': 'Bearer {OPENAI_SHAPED}'}}}}}}",
+    f'{{"Authorization": "Bearer {OPENAI_SHAPED}", "x-api-key": "{OPENAI_SHAPED}"}}',
+    f"proxy said: bad token {OPENAI_SHAPED}",
+    f"https://user:{OPENAI_SHAPED}@proxy.example/v1",
+    f"GET /v1/models?api_key={OPENAI_SHAPED}&x=1",
+    f"Bearer {OPENAI_SHAPED}",
+])
+def test_redact_removes_anything_shaped_like_a_credential(text):
+    cleaned = redact(text)
+    assert OPENAI_SHAPED not in cleaned and REDACTED in cleaned
+    assert redact(cleaned) == cleaned  # idempotent: a writer may apply it again
+
+
+def test_redact_leaves_ordinary_text_and_keeps_json_valid():
+    for text in ("Bearer bonds pay 5%", "set api_key_env = OPENAI_API_KEY", "HTTP 404: no route /v1/chat", "sk-short"):
+        assert redact(text) == text
+    row = json.dumps({"reason": f"HTTP 401: Authorization: Bearer {OPENAI_SHAPED}", "n": 1})
+    assert json.loads(redact(row))["reason"] == f"HTTP 401: Authorization: Bearer {REDACTED}"
+
+
+# ---------------------------------------------------------------------------- the gateway
+@pytest.mark.parametrize(("fault", "status"), [("401_echo", "HTTP 401"), ("500_echo", "HTTP 500")])
+def test_an_echoed_key_is_in_no_gateway_error(monkeypatch, fault, status):
+    monkeypatch.setenv(ENV, KEY)
+    with FaultInjectingServer(lambda body: "ok", script=[fault] * 2) as server:
+        gateway = _gateway(server)
+        [result] = gateway.complete_all([_hi()])
+    assert _sent_the_key(server)
+    assert not result.ok and status in result.error and REDACTED in result.error
+    assert KEY not in result.error and KEY not in result.model_dump_json()
+    assert redact(f"a writer's line with {KEY}") == f"a writer's line with {REDACTED}"  # the gateway registered its key
+
+
+def test_an_openai_shaped_key_echoed_is_in_no_error(monkeypatch):
+    monkeypatch.setenv(ENV, OPENAI_SHAPED)
+    with FaultInjectingServer(lambda body: "ok", script=["401_echo"]) as server:
+        [result] = _gateway(server).complete_all([_hi()])
+    assert _sent_the_key(server, OPENAI_SHAPED) and not result.ok and OPENAI_SHAPED not in result.error
+
+
+def test_a_reply_that_repeats_the_key_keeps_it_out_of_the_result_and_the_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv(ENV, KEY)
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    with FaultInjectingServer(lambda body: f"the key you sent is {KEY}") as server:
+        [result] = _gateway(server, cache).complete_all([_hi()])
+    cache.close()
+    assert _sent_the_key(server) and result.ok and result.text == f"the key you sent is {REDACTED}"
+    assert not any(KEY.encode() in path.read_bytes() for path in tmp_path.iterdir())
+
+
+def test_credentials_in_the_base_url_are_in_no_exception():
+    base_url = f"http://someone:{KEY}@127.0.0.1:{_free_port()}/v1"
+    gateway = LLMGateway(ModelConfig(base_url=base_url, model="test", max_retries=0), raise_unreachable=True)
+    with pytest.raises(LLMUnreachableError) as caught:
+        gateway.complete_all([_hi()])
+    assert KEY not in str(caught.value) and "connection refused" in str(caught.value)
+
+
+# ---------------------------------------------------------------------------- end to end
+def _kgsynth(*args: str, key: str = KEY) -> subprocess.CompletedProcess:
+    env = os.environ | {"PYTHONPATH": str(ROOT / "src"), ENV: key}
+    return subprocess.run([sys.executable, "-m", "kgsynth.cli", *args], env=env, capture_output=True, text=True, check=False)
+
+
+def _files_holding(folder: Path, secret: str) -> list[str]:
+    return [str(p) for p in sorted(folder.rglob("*")) if p.is_file() and secret.encode() in p.read_bytes()]
+
+
+def test_kgsynth_eval_writes_no_echoed_key(demo_dataset, tmp_path):
+    """One good answer, then every request gets a 401 that echoes the key: the failure rows
+    (results.jsonl), run.json, the report and the terminal hold no key."""
+    (tmp_path / "eval.toml").write_text(f'[model]\napi_key_env = "{ENV}"\ncache = "{tmp_path / "cache.sqlite"}"\n'
+                                        'max_retries = 0\ntimeout_s = 5\n')
+    with FaultInjectingServer(lambda body: "42", script=["ok"], rate=1.0, faults=("401_echo",)) as server:
+        run = _kgsynth("eval", "--dataset", str(demo_dataset), "--config", str(tmp_path / "eval.toml"),
+                       "--base-url", server.base_url, "--out", str(tmp_path / "out"), "--limit", "3")
+    assert _sent_the_key(server)
+    assert KEY not in run.stdout + run.stderr, run.stderr
+    rows = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    failures = [r["failure"] for r in rows if r["failure"]]
+    assert failures and all("HTTP 401" in f and REDACTED in f for f in failures)
+    assert _files_holding(tmp_path, KEY) == []
+
+
+def test_kgsynth_synth_with_a_model_writes_no_echoed_key(tmp_path):
+    """Every generation gets a 401 that echoes the key: rejections.jsonl records each with
+    its reason, and no output file nor the terminal holds the key."""
+    (tmp_path / "synth.toml").write_text(
+        '[dataset]\nn = 4\ndifficulties = ["easy"]\nformats = ["number"]\n[sampling]\nsubgraphs_per_shape = 30\n'
+        f'[llm]\napi_key_env = "{ENV}"\ncache = "{tmp_path / "cache.sqlite"}"\nmax_retries = 0\ntimeout_s = 5\n'
+    )
+    with FaultInjectingServer(lambda body: "{}", rate=1.0, faults=("401_echo",)) as server:
+        run = _kgsynth("synth", "--graph", str(DEMO), "--config", str(tmp_path / "synth.toml"),
+                       "--llm-base-url", server.base_url, "--out", str(tmp_path / "out"))
+    assert _sent_the_key(server)
+    assert KEY not in run.stdout + run.stderr, run.stderr
+    rejections = [json.loads(line) for line in (tmp_path / "out" / "rejections.jsonl").read_text().splitlines()]
+    failed = [r["reason"] for r in rejections if "HTTP 401" in r["reason"]]
+    assert failed and all(REDACTED in reason for reason in failed)
+    assert _files_holding(tmp_path, KEY) == []
