@@ -20,6 +20,7 @@ import pytest
 from conftest import DEMO, ROOT, _free_port
 from llm_fault_injector import FaultInjectingServer
 
+from kgsynth.errors import KgsynthError
 from kgsynth.llm import REDACTED, LLMGateway, LLMUnreachableError, ModelConfig, Request, ResponseCache, redact
 
 KEY = "kgs-test-secret-7c41e9a2d05b8f36"  # not shaped like any known key: only the configured value finds it
@@ -152,3 +153,19 @@ def test_kgsynth_synth_with_a_model_writes_no_echoed_key(tmp_path):
     failed = [r["reason"] for r in rejections if "HTTP 401" in r["reason"]]
     assert failed and all(REDACTED in reason for reason in failed)
     assert _files_holding(tmp_path, KEY) == []
+
+
+def test_rejection_reasons_are_redacted_before_they_are_written(demo_kg, tmp_path, monkeypatch):
+    """The second layer: a filter whose reason quotes a credential (as a server's error body
+    may) gets it redacted in the progress log and rejections.jsonl."""
+    from kgsynth.filters import StructureFilter
+    from kgsynth.synth.config import SynthConfig
+    from kgsynth.synth.pipeline import synthesize
+
+    leaked = "Authorization: Bearer sk-proj-abcdefghijklmnopqrstuvwxyz0123"
+    original = StructureFilter.reason
+    monkeypatch.setattr(StructureFilter, "reason", lambda self, item: f"server said {leaked}" if item.language == "ru" else original(self, item))
+    with pytest.raises(KgsynthError, match="wrote no item"):  # every Russian item rejected: no scenario passes
+        synthesize(demo_kg, SynthConfig.model_validate({"dataset": {"n": 122}}), tmp_path / "out")
+    written = (tmp_path / "out" / "rejections.jsonl").read_text(encoding="utf-8")
+    assert f"server said Authorization: Bearer {REDACTED}" in written and "sk-proj" not in written

@@ -56,7 +56,7 @@ from kgsynth.filters import (
 from kgsynth.filters.base import rejection
 from kgsynth.kg import KnowledgeGraph, load_rules
 from kgsynth.kg.vocab import LABEL_PATH, Rule
-from kgsynth.llm import LLMGateway, ResponseCache, StageUsage
+from kgsynth.llm import LLMGateway, ResponseCache, StageUsage, redact
 from kgsynth.queries import Shape, sample_subgraphs
 from kgsynth.synth.config import OFFLINE_FILTERS, SynthConfig
 from kgsynth.synth.dialogue import VerbaliserError
@@ -693,7 +693,9 @@ class _Work:
                 spool.write(data)
                 spool.flush()
                 record["bytes"][name] = len(data)
-        self._log.write(json_line(record))
+        line = json_line(record)
+        # rejection reasons may quote a server's error body: no credential reaches the files
+        self._log.write(redact(line.decode()).encode() if record.get("rejections") else line)
         self._log.flush()
         self._count(record)
 
