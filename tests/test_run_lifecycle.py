@@ -39,7 +39,7 @@ def test_an_output_path_through_a_file_is_one_line(demo_kg, tmp_path, where):
     file = tmp_path / "existing.txt"
     file.write_text("not a folder")
     out = file if where == "a file" else file / "sub"
-    with pytest.raises(KgsynthError, match=f"cannot write the dataset to {out}: {file} is a file, not a folder"):
+    with pytest.raises(KgsynthError, match=f"cannot write the dataset to {out}: {file} is a file, so nothing can be written under it"):
         synthesize(demo_kg, CONFIG, out)
     assert file.read_text() == "not a folder"
 
@@ -48,14 +48,14 @@ def test_an_output_path_through_a_file_is_one_line(demo_kg, tmp_path, where):
 def test_a_read_only_output_folder_is_one_line(demo_kg, tmp_path):
     tmp_path.chmod(0o500)
     try:
-        with pytest.raises(KgsynthError, match="cannot create the output folder .*: Permission denied"):
+        with pytest.raises(KgsynthError, match="cannot write the dataset to .*: cannot create the folder .* \\(Permission denied\\)"):
             synthesize(demo_kg, CONFIG, tmp_path / "out")
     finally:
         tmp_path.chmod(0o700)
 
 
 def test_an_output_folder_the_system_refuses_is_one_line(demo_kg):
-    with pytest.raises(KgsynthError, match="cannot create the output folder /proc/kgsynth-out: "):
+    with pytest.raises(KgsynthError, match="cannot write the dataset to /proc/kgsynth-out: cannot create the folder /proc/kgsynth-out \\("):
         synthesize(demo_kg, CONFIG, Path("/proc/kgsynth-out"))
 
 
@@ -119,7 +119,7 @@ _KILL_AT = {
     """,
     "cleanup": """
         from kgsynth.synth import pipeline
-        pipeline._remove_work = lambda out: os.kill(os.getpid(), signal.SIGKILL)
+        pipeline.remove_work_folder = lambda out: os.kill(os.getpid(), signal.SIGKILL)
     """,
     "mid-removal": """
         import shutil

@@ -17,13 +17,13 @@ from conftest import ROOT
 from kgsynth.errors import KgsynthError
 from kgsynth.kg import load_rules
 from kgsynth.synth.config import SynthConfig, load_config
-from kgsynth.synth.statements import STATEMENTS
 from kgsynth.synth.dialogue import DialogueSettings, build_dialogue
 from kgsynth.synth.export import SPLITS, read_items
 from kgsynth.synth.item import item_rng, make_item
 from kgsynth.synth.phrases import PHRASES
 from kgsynth.synth.pipeline import plan_cells, synthesize
 from kgsynth.synth.scenario import DIFFICULTY, Scenario
+from kgsynth.synth.statements import STATEMENTS
 
 CONFIG = SynthConfig.model_validate({"dataset": {"n": 300}})
 

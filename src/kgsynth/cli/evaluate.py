@@ -5,14 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from pydantic import ValidationError
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
+from kgsynth.cli._common import Interrupted, check_url, option_error, output_folder, progress_bar
+from kgsynth.cli._common import err as _err
 from kgsynth.eval.config import EvalConfig
-from kgsynth.eval.runner import evaluate, require_dataset
+from kgsynth.eval.dataset import require_dataset, require_folder
+from kgsynth.eval.runner import evaluate
 from kgsynth.synth.config import load_config
-
-_err = Console(stderr=True)
 
 
 def eval_command(
@@ -22,25 +23,35 @@ def eval_command(
     concurrency: int | None = typer.Option(None, "--concurrency", help="Requests in flight at once (default 4)."),
     config: Path | None = typer.Option(None, "--config", help="A TOML or YAML evaluation config (see configs/eval_*.toml)."),
     out: Path = typer.Option(Path("out/eval"), "--out", help="Results folder; an unfinished run there is resumed."),
-    limit: int | None = typer.Option(None, "--limit", min=1, help="Evaluate only the first N items."),
+    limit: int | None = typer.Option(None, "--limit", help="Evaluate only the first N items."),
 ) -> None:
     """Ask a model every item (and the baselines, sweeps and probes), score strictly, write results and a report."""
     cfg = load_config(config, EvalConfig) if config else EvalConfig()
+    check_url("--base-url", base_url)
     model_updates = {k: v for k, v in (("model", model), ("base_url", base_url), ("concurrency", concurrency)) if v is not None}
-    updates = {"model": cfg.model.model_copy(update=model_updates)} | ({"limit": limit} if limit else {})
-    cfg = EvalConfig.model_validate(cfg.model_copy(update=updates).model_dump())
+    updates = {"model": cfg.model.model_copy(update=model_updates)} | ({"limit": limit} if limit is not None else {})
+    options = {"model.model": ("--model", model), "model.base_url": ("--base-url", base_url),
+               "model.concurrency": ("--concurrency", concurrency), "limit": ("--limit", limit)}
+    try:
+        cfg = EvalConfig.model_validate(cfg.model_copy(update=updates).model_dump())
+    except ValidationError as e:
+        raise option_error(e, {k: v for k, v in options.items() if v[1] is not None}, config) from None
     cfg.model.gateway_config()  # an endpoint and a dataset are needed: fail before the progress bar, in one line
     require_dataset(dataset)
+    output_folder("--out", out)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=_err, transient=True) as bar:
-        tasks: dict[str, int] = {}
+    try:
+        with progress_bar(*columns) as bar:
+            tasks: dict[str, int] = {}
 
-        def show(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done, total=total)
+            def show(stage: str, done: int, total: int) -> None:
+                if stage not in tasks:
+                    tasks[stage] = bar.add_task(stage, total=total)
+                bar.update(tasks[stage], completed=done, total=total)
 
-        run = evaluate(dataset, cfg, out, progress=show)
+            run = evaluate(dataset, cfg, out, progress=show)
+    except KeyboardInterrupt:
+        raise Interrupted(_where_eval_stopped(out)) from None
     calls = sum(u["calls"] for u in run.usage.values())
     hits = sum(u["cache_hits"] for u in run.usage.values())
     _err.print(f"{run.records:,} answers in {out / 'results.jsonl'}: {calls:,} model calls, {hits:,} from the cache")
@@ -53,7 +64,22 @@ def eval_command(
 
 def report_command(results: Path = typer.Argument(..., help="A results folder written by kgsynth eval.")) -> None:
     """Rebuild metrics.json and report.html from a results folder (no model calls)."""
-    _summary(_build_report(results))
+    require_folder(results, "kgsynth eval wrote (it holds results.jsonl and run.json)")
+    try:
+        _summary(_build_report(results))
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted: the report in {results} is not finished; run the same command again") from None
+
+
+def _where_eval_stopped(out: Path) -> str:
+    """How many answers the stopped run kept (its progress log: one header line, then one line per answer)."""
+    log = out / ".work" / "progress.jsonl"
+    try:
+        with log.open("rb") as f:
+            answers = max(0, sum(1 for line in f if line.endswith(b"\n")) - 1)
+    except OSError:
+        return f"interrupted before the first answer was kept in {out / '.work'}; run the same command to start again"
+    return f"interrupted: {answers:,} answers kept in {out / '.work'}; run the same command to resume"
 
 
 def _build_report(folder: Path):

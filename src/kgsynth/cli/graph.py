@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from kgsynth.cli._common import Interrupted, check_url, output_file, progress_bar
+from kgsynth.cli._common import err as _err
 from kgsynth.errors import KgsynthError
 from kgsynth.kg import KnowledgeGraph
-from kgsynth.queries import enumerate_subgraphs, sample_subgraphs
+from kgsynth.queries import Shape, enumerate_subgraphs, sample_subgraphs
 
 app = typer.Typer(help="Inspect a graph and extract subgraphs.", no_args_is_help=True)
-_err = Console(stderr=True)
 
 PathsArg = typer.Argument(None, help="RDF files or folders (.ttl .nt .nq .trig .jsonld, optionally .gz).")
 EndpointOpt = typer.Option(None, "--endpoint", help="Query a SPARQL endpoint URL instead of files.")
@@ -26,9 +28,12 @@ LangOpt = typer.Option("en,ru", "--lang", help="Label languages in order of pref
 def open_graph(paths: list[Path] | None, endpoint: str | None, lang: str) -> KnowledgeGraph:
     """Files xor an endpoint, checked before anything is loaded."""
     languages = tuple(code.strip() for code in lang.split(",") if code.strip())
-    if endpoint and paths:
+    if not languages:
+        raise KgsynthError(f"--lang {lang!r} names no language: give codes such as en,ru")
+    if endpoint is not None and paths:
         raise KgsynthError("give graph files or --endpoint, not both")
-    if endpoint:
+    if endpoint is not None:
+        check_url("--endpoint", endpoint)
         return KnowledgeGraph.from_endpoint(endpoint, lang=languages)
     if not paths:
         raise KgsynthError("give one or more graph files/folders, or --endpoint URL")
@@ -80,7 +85,13 @@ def subgraphs(
     out: Path | None = typer.Option(None, "--out", help="JSONL file to write (default: standard output)."),
 ) -> None:
     """Extract subgraphs of one shape as JSON lines (one Subgraph per line)."""
+    if out is not None:
+        output_file("--out", out)
     kg = open_graph(paths, endpoint, lang)
+    if shape == Shape.rule_application:  # a malformed rule is named here, as kgsynth synth names it
+        from kgsynth.kg import load_rules
+
+        load_rules(kg)
     if enumerate_all:
         found = enumerate_subgraphs(kg, shape, limit=limit, hops=hops, variant=variant)
     else:
@@ -89,7 +100,10 @@ def subgraphs(
         for subgraph in found:
             sys.stdout.write(subgraph.model_dump_json() + "\n")
         return
-    written = _write_jsonl(found, out, limit)
+    try:
+        written = _write_jsonl(found, out, limit)
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted: {out} not written (nothing is kept); run the same command to start again") from None
     _err.print(f"wrote {written:,} {shape} subgraphs to {out}" + ("" if written == limit else f" (the graph has no more than {written:,})"))
 
 
@@ -99,7 +113,7 @@ def _write_jsonl(found, out: Path, limit: int) -> int:
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        with partial.open("w", encoding="utf-8") as stream, Progress(*columns, console=_err, transient=True) as bar:
+        with partial.open("w", encoding="utf-8") as stream, progress_bar(*columns) as bar:
             task = bar.add_task("subgraphs", total=limit)
             written = 0
             for subgraph in found:
@@ -110,5 +124,6 @@ def _write_jsonl(found, out: Path, limit: int) -> int:
     except OSError as e:
         raise KgsynthError(f"cannot write {out}: {e.strerror or e}") from None
     finally:
-        partial.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # nothing to remove where nothing could be made
+            partial.unlink(missing_ok=True)
     return written

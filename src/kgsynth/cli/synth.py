@@ -6,15 +6,15 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from pydantic import ValidationError
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
+from kgsynth.cli._common import Interrupted, check_url, option_error, progress_bar
+from kgsynth.cli._common import err as _err
 from kgsynth.errors import KgsynthError
 from kgsynth.kg import KnowledgeGraph
 from kgsynth.synth.config import LLMConfig, StageModel, SynthConfig, load_config
 from kgsynth.synth.pipeline import synthesize
-
-_err = Console(stderr=True)
 
 
 def synth(
@@ -30,20 +30,39 @@ def synth(
 ) -> None:
     """Graph -> scenarios -> dialogues -> filters -> balanced JSONL/Parquet with a manifest."""
     cfg = load_config(config) if config else SynthConfig()
+    check_url("--llm-base-url", llm_base_url)
     updates = {
         "graph": cfg.graph.model_copy(update={"paths": tuple(map(str, graph))}) if graph else cfg.graph,
         "dataset": cfg.dataset.model_copy(update={k: v for k, v in (("n", n), ("seed", seed)) if v is not None}),
         "llm": _llm_section(cfg.llm, llm_base_url, llm_model),
     }
-    cfg = SynthConfig.model_validate(cfg.model_copy(update=updates).model_dump())
+    options = {"dataset.n": ("--n", n), "dataset.seed": ("--seed", seed), "llm.base_url": ("--llm-base-url", llm_base_url)}
+    try:
+        cfg = SynthConfig.model_validate(cfg.model_copy(update=updates).model_dump())
+    except ValidationError as e:
+        raise option_error(e, {k: v for k, v in options.items() if v[1] is not None}, config) from None
     if cfg.llm:
         cfg.llm.require_endpoint()  # before the progress bar, so the error stays one line
-    kg = KnowledgeGraph.load(*cfg.graph.paths, lang=cfg.graph.label_languages)
     columns = (TextColumn("items"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=_err, transient=True) as bar:
-        task = bar.add_task("items", total=None)
-        result = synthesize(kg, cfg, out, progress=lambda done, total: bar.update(task, completed=done, total=total))
+    kept: list[int] = []  # (items kept, items wanted), as the pipeline last reported them
+
+    def show(done: int, total: int) -> None:
+        kept[:] = [done, total]
+        bar.update(task, completed=done, total=total)
+
+    try:
+        kg = KnowledgeGraph.load(*cfg.graph.paths, lang=cfg.graph.label_languages)
+        with progress_bar(*columns) as bar:
+            task = bar.add_task("items", total=None)
+            result = synthesize(kg, cfg, out, progress=show)
+    except KeyboardInterrupt:
+        work = out / ".work"
+        if kept:
+            raise Interrupted(f"interrupted: {kept[0]:,} of {kept[1]:,} items kept in {work}; run the same command to resume") from None
+        raise Interrupted(f"interrupted before the first item was kept ({work}); run the same command to start again") from None
     _err.print(f"wrote {result.items:,} items ({result.per_cell} per cell and language, {len(result.filled_cells)} cells) to {out}")
+    for note in result.notes:  # why more or fewer items than --n were written, one line each
+        _err.print(f"  note: {note}")
     report = json.loads((out / "filter_report.json").read_text(encoding="utf-8"))
     for name in report["order"]:
         stats = report["stages"][name]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from kgsynth.errors import KgsynthError
 from kgsynth.llm import ModelConfig
@@ -34,6 +34,13 @@ class EvalModel(_Strict):
     timeout_s: float = Field(120.0, gt=0)
     max_retries: int = Field(4, ge=0)
     cache: str | None = Field(None, description="response cache file (default: ~/.cache/kgsynth/llm-cache.sqlite)")
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, url: str | None) -> str | None:
+        from kgsynth.synth.config import check_http_url
+
+        return None if url is None else check_http_url(url)
 
     def gateway_config(self) -> ModelConfig:
         if not self.base_url:

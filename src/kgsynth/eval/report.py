@@ -14,8 +14,11 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from kgsynth.errors import KgsynthError
 from kgsynth.eval.config import EvalConfig
+from kgsynth.eval.dataset import read_json, require_folder
 from kgsynth.eval.metrics import (
     CurvePoint,
     Estimate,
@@ -27,6 +30,7 @@ from kgsynth.eval.metrics import (
 )
 from kgsynth.eval.plots import DIFFICULTY_ORDER, PLOTS, ordered_groups, render_plots
 from kgsynth.eval.results import RESULTS_FILE, RUN_FILE, read_results
+from kgsynth.synth.config import validation_message
 
 REPORT_FILE = "report.html"
 METRICS_FILE = "metrics.json"
@@ -328,13 +332,19 @@ class BuiltReport:
 def build_report(folder: Path) -> BuiltReport:
     """Metrics, plots and ``report.html`` from a results folder written by ``kgsynth eval``
     (no model calls: everything comes from ``results.jsonl`` and ``run.json``)."""
+    require_folder(folder, "kgsynth eval wrote (it holds results.jsonl and run.json)")
     if (folder / ".work").exists():
         raise KgsynthError(f"{folder} holds an unfinished kgsynth eval run: run the same kgsynth eval command again to finish it")
+    for name in (RUN_FILE, RESULTS_FILE):
+        if not (folder / name).is_file():
+            raise KgsynthError(f"{folder} is not a finished kgsynth eval run: {folder / name} is missing")
+    run = read_json(folder / RUN_FILE)
+    if not isinstance(run, dict) or not isinstance(run.get("config"), dict):
+        raise KgsynthError(f"{folder / RUN_FILE} is not a kgsynth eval run record (it has no 'config'): run kgsynth eval again")
     try:
-        run = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise KgsynthError(f"{folder} is not a finished kgsynth eval run: {folder / RUN_FILE} is missing") from None
-    config = EvalConfig.model_validate(run["config"])
+        config = EvalConfig.model_validate(run["config"])
+    except ValidationError as e:
+        raise KgsynthError(f"{folder / RUN_FILE}: config.{validation_message(e)}") from None
     records = read_results(folder)
     if not any(r.condition == "main" and not r.failure for r in records):
         raise KgsynthError(f"{folder / RESULTS_FILE} holds no answered item: nothing to report")

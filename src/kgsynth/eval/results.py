@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kgsynth._collector import collector_paused
-from kgsynth.synth.export import read_jsonl
+from kgsynth.eval.dataset import parse_rows
 from kgsynth.synth.item import ItemMetadata
 
 RecordCondition = Literal["main", "closed_book", "oracle", "length", "position", "fact_probe", "rule_probe"]
@@ -53,6 +53,6 @@ class AnswerRecord(BaseModel):
 
 
 def read_results(folder: Path) -> list[AnswerRecord]:
-    """The rows of ``folder/results.jsonl``."""
+    """The rows of ``folder/results.jsonl``; a damaged row is one line naming the file and the line."""
     with collector_paused():  # thousands of models, no cycles: see kgsynth._collector
-        return [AnswerRecord.model_validate(row) for row in read_jsonl(folder / RESULTS_FILE)]
+        return parse_rows(folder / RESULTS_FILE, AnswerRecord.model_validate)

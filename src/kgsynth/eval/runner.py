@@ -18,22 +18,23 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import shutil
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
 import kgsynth
+from kgsynth._folders import finish_removal, remove_work_folder
 from kgsynth.errors import KgsynthError
 from kgsynth.eval import render
 from kgsynth.eval.config import EvalConfig
+from kgsynth.eval.dataset import RULES, load_dataset, load_rules
 from kgsynth.eval.prompts import answer_messages, probe_messages, rule_probe_messages
 from kgsynth.eval.render import Variant
 from kgsynth.eval.results import RESULTS_FILE, RUN_FILE, AnswerRecord
 from kgsynth.eval.scoring import blanked, error_source, item_token_f1, rule_recalled, score, value_recalled
-from kgsynth.llm import LLMGateway, LLMResult, Request, ResponseCache
-from kgsynth.synth.export import JsonlWriter, drop_partial_line, json_line, read_items, read_jsonl, write_json_atomic
+from kgsynth.llm import LLMGateway, LLMResult, Request, ResponseCache, redact
+from kgsynth.synth.export import JsonlWriter, drop_partial_line, json_line, read_jsonl, write_json_atomic
 from kgsynth.synth.item import Item
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
@@ -79,15 +80,17 @@ class _Probe:
 def evaluate(dataset: Path, config: EvalConfig, out: Path, progress: Progress | None = None) -> EvalRun:
     """Evaluate ``config.model`` on the dataset in ``dataset``; write ``out/results.jsonl``
     and ``out/run.json`` (resuming an unfinished run in ``out``)."""
-    items = load_items(dataset, config.limit)
-    manifest = json.loads((dataset / "manifest.json").read_text(encoding="utf-8"))
-    rules = load_rules(dataset) if config.rules == "given" else {}
-    gateway = LLMGateway(config.model.gateway_config(), ResponseCache(config.model.cache_path()))
+    finish_removal(out)
+    items, manifest = load_dataset(dataset)  # checked against its manifest: count and sha256
+    items = items[: config.limit] if config.limit else items
+    rules = load_rules(dataset, manifest) if config.rules == "given" else {}
+    # an endpoint that cannot be reached stops the run in one line (what was answered is kept for the next)
+    gateway = LLMGateway(config.model.gateway_config(), ResponseCache(config.model.cache_path()), raise_unreachable=True)
     variants, skipped = plan_variants(items, config)
     try:
         with _Log(out / ".work", _run_key(config, manifest)) as log:
             failed = _ask(gateway, variants, log, config, "answer", lambda v: answer_messages(v, config.rendering, rule_statement(v.item, rules)), progress)
-            known_rules = {} if config.rules == "given" else _stated_rules(dataset)  # what a rule probe asks for
+            known_rules = {} if config.rules == "given" else _stated_rules(dataset, manifest)  # what a rule probe asks for
             probes = list(_probes(items, log.done, config, known_rules)) if config.probes else []
             failed |= _ask(gateway, probes, log, config, "probes", lambda p: p.messages, progress)
             records = _assemble([*variants, *probes], log.done | failed)
@@ -105,33 +108,15 @@ def evaluate(dataset: Path, config: EvalConfig, out: Path, progress: Progress | 
     with JsonlWriter(out / RESULTS_FILE) as writer:
         for record in records:
             writer.write(record.model_dump(mode="json"))
-    shutil.rmtree(out / ".work")  # only now is the run finished (kgsynth report refuses a folder with .work)
+    remove_work_folder(out)  # only now is the run finished (kgsynth report refuses a folder with .work)
     return EvalRun(out, len(records), sum(1 for r in records if r.failure), skipped, usage)
 
 
 # ---------------------------------------------------------------------------- inputs
-def require_dataset(dataset: Path) -> None:
-    """Fail in one line unless ``dataset`` holds a finished dataset's items and manifest."""
-    for name in ("items.jsonl", "manifest.json"):
-        if not (dataset / name).is_file():
-            raise KgsynthError(f"{dataset} is not a kgsynth dataset: {dataset / name} is missing (write one with kgsynth synth)")
-
-
 def load_items(dataset: Path, limit: int | None = None) -> list[Item]:
-    require_dataset(dataset)
-    path = dataset / "items.jsonl"
-    items = list(read_items(path))
-    if not items:
-        raise KgsynthError(f"{path} holds no items")
+    """The dataset's items, checked against its manifest (kgsynth.eval.dataset)."""
+    items, _ = load_dataset(dataset)
     return items[:limit] if limit else items
-
-
-def load_rules(dataset: Path) -> dict[str, dict[str, str]]:
-    """Rule IRI -> language -> statement, from the dataset's ``private/rules.jsonl``."""
-    path = dataset / "private" / "rules.jsonl"
-    if not path.is_file():
-        raise KgsynthError(f"rules = 'given' needs {path}; datasets written by kgsynth 0.1 lack it: write the dataset again")
-    return {row["rule_iri"]: row["statements"] for row in read_jsonl(path)}
 
 
 def rule_statement(item: Item, rules: dict[str, dict[str, str]]) -> str | None:
@@ -174,9 +159,9 @@ def _sample(items: Sequence[Item], k: int, seed: int) -> list[Item]:
     return [items[i] for i in chosen]
 
 
-def _stated_rules(dataset: Path) -> dict[str, dict[str, str]]:
+def _stated_rules(dataset: Path, manifest: dict) -> dict[str, dict[str, str]]:
     """The rules for rule probes: none for a dataset without ``private/rules.jsonl``."""
-    return load_rules(dataset) if (dataset / "private" / "rules.jsonl").is_file() else {}
+    return load_rules(dataset, manifest) if (dataset / RULES).is_file() else {}
 
 
 def _probes(items: Sequence[Item], done: dict[str, AnswerRecord], config: EvalConfig,
@@ -204,6 +189,10 @@ def _ask(gateway: LLMGateway, todo: Sequence, log: _Log, config: EvalConfig, sta
     for start in range(0, len(pending), config.batch):
         batch = pending[start : start + config.batch]
         results = gateway.complete_all([Request(messages(t), stage=stage) for t in batch])
+        if start == 0 and not log.done and not any(r.ok for r in results):
+            # not one answer yet and a whole batch failed after every retry: the endpoint is
+            # down or wrong; stop with its reason instead of writing a failure row per request
+            raise KgsynthError(_first_line(results[0].error or "the model answered no request"))
         for thing, result in zip(batch, results, strict=True):
             record = _record(thing, result, config)
             if result.ok:
@@ -213,6 +202,10 @@ def _ask(gateway: LLMGateway, todo: Sequence, log: _Log, config: EvalConfig, sta
         if progress:
             progress(stage, start + len(batch), len(pending))
     return failed
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), text)
 
 
 def _record(thing: Variant | _Probe, result: LLMResult, config: EvalConfig) -> AnswerRecord:
@@ -230,7 +223,7 @@ def _record(thing: Variant | _Probe, result: LLMResult, config: EvalConfig) -> A
         condition, param = variant.condition, variant.param
     return AnswerRecord(
         key=thing.key, item_id=item.id, condition=condition, param=param, model=config.model.model,
-        rendering=config.rendering, answer=result.text, failure=result.error, latency_s=result.latency_s,
+        rendering=config.rendering, answer=result.text, failure=result.error and redact(result.error), latency_s=result.latency_s,
         prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens, cached=result.cached,
         context_tokens=variant.context_tokens, turns=len(variant.turns), fact_turn_indices=variant.fact_turn_indices,
         fact_depth=variant.fact_depth, metadata=item.metadata, **verdict,

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import openai
+from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from kgsynth.errors import KgsynthError
@@ -264,6 +265,8 @@ class LLMGateway:
                     usage.calls += 1
                 else:
                     usage.unreachable += 1
+            if not isinstance(response, ChatCompletion):  # e.g. a web page at a wrong base URL, with HTTP 200
+                raise _Permanent(redact(f"the reply is not an OpenAI chat completion: {_short(str(response))}"))
             if request.output:
                 self._mode, self._mode_confirmed = mode, True
             tokens = response.usage

@@ -5,8 +5,9 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 from typing import TypeVar
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from kgsynth.errors import KgsynthError
 from kgsynth.llm import ModelConfig
@@ -25,6 +26,22 @@ FILTERS = (*OFFLINE_FILTERS, "entity_match", "closed_book", "judge", "near_dupli
 
 class _Strict(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def check_http_url(url: str) -> str:
+    """``url`` if it is an http(s) URL with a host, else ValueError saying so."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{url!r} is not an http(s) URL with a host, e.g. http://127.0.0.1:8001/v1")
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number in range
+    except ValueError:
+        raise ValueError(f"{url!r} has no valid port number") from None
+    return url
+
+
+def _url_or_none(url: str | None) -> str | None:
+    return None if url is None else check_http_url(url)
 
 
 class GraphConfig(_Strict):
@@ -97,6 +114,8 @@ class StageModel(_Strict):
     temperature: float = Field(0.0, ge=0, le=2)
     max_tokens: int | None = Field(None, ge=1)
 
+    _url = field_validator("base_url")(_url_or_none)
+
 
 class LLMConfig(_Strict):
     """Models behind OpenAI-compatible endpoints: a generator that words the dialogues,
@@ -117,6 +136,8 @@ class LLMConfig(_Strict):
         5.0, ge=1, description="most scenarios worded per cell, as a multiple of those it needs: a cell the model cannot "
         "fill is then reported unfillable instead of spending calls on every scenario it has"
     )
+
+    _url = field_validator("base_url")(_url_or_none)
 
     def model_config_for(self, stage: StageModel, seed: int) -> ModelConfig:
         return ModelConfig(
@@ -170,21 +191,43 @@ def load_config(path: str | Path, schema: type[_Config] = SynthConfig) -> _Confi
     """Read a TOML (or YAML) config into ``schema``; any error is one line naming the file and the key."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark some editors write is no error
+    except UnicodeDecodeError as e:
+        raise KgsynthError(f"config {path} is not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start}): "
+                           "give a TOML or YAML file") from None
+    except IsADirectoryError:
+        raise KgsynthError(f"cannot read config {path}: it is a folder, give a TOML or YAML file") from None
     except OSError as e:
-        raise KgsynthError(f"cannot read config {path}: {e.strerror}") from None
+        raise KgsynthError(f"cannot read config {path}: {e.strerror or e}") from None
+    if "\x00" in text:
+        raise KgsynthError(f"config {path} holds NUL bytes: give a TOML or YAML text file")
     try:
         if path.suffix in (".yaml", ".yml"):
             import yaml
 
-            data = yaml.safe_load(text) or {}
+            data = yaml.safe_load(text)
+            data = {} if data is None else data
         else:
             data = tomllib.loads(text)
     except Exception as e:  # noqa: BLE001 - every parser's own error type, reported in one line
-        raise KgsynthError(f"config {path} does not parse: {str(e).splitlines()[0]}") from None
+        raise KgsynthError(f"config {path} does not parse: {_parse_error(e)}") from None
     try:
         return schema.model_validate(data)
     except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise KgsynthError(f"config {path}: {where}: {first['msg']}") from None
+        raise KgsynthError(f"config {path}: {validation_message(e)}") from None
+
+
+def validation_message(e: ValidationError) -> str:
+    """The first error of a validation in one line: where (dotted keys) and what."""
+    first = e.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    message = first["msg"].removeprefix("Value error, ")
+    return f"{where}: {' '.join(message.split())}"
+
+
+def _parse_error(e: Exception) -> str:
+    mark = getattr(e, "problem_mark", None)  # YAML: the problem and where it is
+    if mark is not None:
+        return f"{getattr(e, 'problem', None) or e} at line {mark.line + 1}, column {mark.column + 1}"
+    lines = [line for line in str(e).splitlines() if line.strip()]
+    return lines[0] if lines else type(e).__name__

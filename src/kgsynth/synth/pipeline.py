@@ -23,10 +23,8 @@ import gc
 import hashlib
 import json
 import math
-import os
 import random
 import re
-import shutil
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -38,6 +36,7 @@ from pydantic import BaseModel, ConfigDict
 
 import kgsynth
 from kgsynth._collector import collector_paused
+from kgsynth._folders import finish_removal, make_writable_folder, remove_work_folder
 from kgsynth.errors import KgsynthError
 from kgsynth.filters import (
     AnswerLeakFilter,
@@ -245,36 +244,17 @@ def _run(kg: KnowledgeGraph, config: SynthConfig, out: Path, rules: dict[str, Ru
     finally:
         if models:
             models.cache.close()
-    _remove_work(out)
+    remove_work_folder(out)
     return result
 
 
 def _prepare_out(out: Path) -> None:
-    """The output folder, created; one line when it cannot be (a file, under a file, read-only)."""
-    blocker = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
-    if blocker is not None:
-        raise KgsynthError(f"cannot write the dataset to {out}: {blocker} is a file, not a folder")
+    """The output folder, created (one line when it cannot be), without a half-removed work folder."""
     try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise KgsynthError(f"cannot create the output folder {out}: {e.strerror}") from None
-    if not os.access(out, os.W_OK | os.X_OK):
-        raise KgsynthError(f"cannot write the dataset to {out}: the folder is not writable")
-    _finish_removal(out)
-
-
-# A finished run renames .work before removing it: a kill during the removal leaves this
-# name, which the next run removes; .work itself is either whole or absent.
-_REMOVING = ".work.finished"
-
-
-def _remove_work(out: Path) -> None:
-    os.replace(out / ".work", out / _REMOVING)
-    _finish_removal(out)
-
-
-def _finish_removal(out: Path) -> None:
-    shutil.rmtree(out / _REMOVING, ignore_errors=True)
+        make_writable_folder(out)
+    except KgsynthError as e:
+        raise KgsynthError(f"cannot write the dataset to {out}: {e}") from None
+    finish_removal(out)
 
 
 def _finished(out: Path, run_key: str) -> SynthResult | None:
@@ -321,16 +301,17 @@ _UNIQUE_LABEL = f"""SELECT ?s WHERE {{ ?s {LABEL_PATH} ?label .
 
 
 def _why_no_subgraph(kg: KnowledgeGraph, shape: Shape, rules: dict[str, Rule]) -> str:
-    if shape is Shape.rule_application:
-        unused = [(rule.iri, relation) for rule in rules.values() for relation in rule.relations
-                  if not any(True for _ in kg.select(f"SELECT ?s WHERE {{ ?s <{relation}> ?o }} LIMIT 1"))]
-        if unused:
-            rule, relation = unused[0]
-            more = f" and {len(unused) - 1} more" if len(unused) > 1 else ""
-            return f"<{relation}>, an input of rule <{rule}>{more}, is in no triple"
-        return "no entity has every input a rule reads"
+    unused = [(rule.iri, relation) for rule in rules.values() for relation in rule.relations
+              if not any(True for _ in kg.select(f"SELECT ?s WHERE {{ ?s <{relation}> ?o }} LIMIT 1"))
+              ] if shape is Shape.rule_application else []
+    if unused:
+        rule, relation = unused[0]
+        more = f" and {len(unused) - 1} more" if len(unused) > 1 else ""
+        return f"<{relation}>, an input of rule <{rule}>{more}, is in no triple"
     if not any(True for _ in kg.select(_UNIQUE_LABEL)):
         return "every label is shared by another entity, and an entity is asked about only by a label of its own"
+    if shape is Shape.rule_application:
+        return "no entity with a label of its own has every input a rule reads"
     return "no entity has the relations this shape needs, each with one value, under a label of its own"
 
 

@@ -1,0 +1,70 @@
+"""What the commands share: the stderr console, Ctrl-C, and checks of option values that
+say which option is wrong in one line (the same messages a config file's value gets)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import ValidationError
+from rich.console import Console
+from rich.progress import Progress
+
+from kgsynth._folders import make_writable_folder
+from kgsynth.errors import KgsynthError
+from kgsynth.synth.config import check_http_url, validation_message
+
+# soft_wrap: a message is one line however narrow the terminal (rich would break it at 80
+# columns when stderr is a pipe)
+err = Console(stderr=True, soft_wrap=True)
+
+
+class Interrupted(Exception):  # noqa: N818 - what the user did, not an error of the program
+    """Ctrl-C during a command; the message says where the run stopped and how to go on."""
+
+
+def option_error(e: ValidationError, options: Mapping[str, tuple[str, object]], config: Path | None) -> KgsynthError:
+    """A config validation error in one line: named by the command-line option when the
+    wrong value came from one (``--n -5: dataset.n: ...``), else by the config file."""
+    first = e.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    if where in options:
+        flag, value = options[where]
+        return KgsynthError(f"{flag} {value}: {validation_message(e)}")
+    source = f"config {config}" if config else "the settings"
+    return KgsynthError(f"{source}: {validation_message(e)}")
+
+
+def check_url(flag: str, url: str | None) -> None:
+    if url is not None:
+        try:
+            check_http_url(url)
+        except ValueError as e:
+            raise KgsynthError(f"{flag}: {e}") from None
+
+
+def output_folder(flag: str, out: Path) -> None:
+    """Create ``out`` (and its parents) as a folder we can write, or say in one line why not."""
+    if out.exists() and not out.is_dir():
+        raise KgsynthError(f"{flag} {out} is a file, not a folder: give a folder path")
+    _make_folder(flag, out, out)
+
+
+def output_file(flag: str, out: Path) -> None:
+    """``out`` can be written as a file (its folder made if missing), or one line why not."""
+    if out.is_dir():
+        raise KgsynthError(f"{flag} {out} is a folder: give a file path, e.g. {out / 'subgraphs.jsonl'}")
+    _make_folder(flag, out, out.parent)
+
+
+def _make_folder(flag: str, given: Path, folder: Path) -> None:
+    try:
+        make_writable_folder(folder)
+    except KgsynthError as e:
+        raise KgsynthError(f"{flag} {given}: {e}") from None
+
+
+def progress_bar(*columns) -> Progress:
+    """A transient progress bar on stderr, drawn only when stderr is a terminal: in a pipe or
+    a log, rich would leave a blank line where the bar was, before any message."""
+    return Progress(*columns, console=err, transient=True, disable=not err.is_terminal)

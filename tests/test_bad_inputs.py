@@ -1,0 +1,706 @@
+"""The bad-input corpus: what a demanding user feeds the `kgsynth` command line, case by
+case (RDF documents, configs, option values, datasets, results folders, output paths,
+endpoints, rules), each with the outcome it must get:
+
+- an input the command cannot use: exit 1 and ONE line on stderr, ``error: ...``, that
+  contains the case's fragments (the file, the line, the option, the key...), nothing on
+  stdout, no traceback and no catch-all message (``internal error``, or the bare
+  ``cannot use PATH`` of the safety net for files);
+- a malformed command line (unknown command or option, a required one left out): exit 2,
+  one line naming the ``--help`` to read;
+- odd but valid input (unicode paths, CRLF, a byte-order mark, empty sections...): exit 0.
+
+Cases run in-process through ``kgsynth.cli.main`` (fast); a handful run again in a real
+subprocess, so nothing reaches a terminal that the in-process run would not show. Ctrl-C
+is tested by sending SIGINT to a running ``synth`` and ``eval``. The fake HTTP servers here
+are FAULT FAKES (an HTML page, a 500, JSON that is not SPARQL results): they test error
+handling only. ``python tests/test_bad_inputs.py`` prints the corpus table of
+docs/reliability.md, which a test keeps in step with the cases.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from conftest import DATA, DEMO, ROOT, _free_port  # noqa: E402
+
+HANDMADE = DATA / "handmade.ttl"
+EXAMPLE_REPORT = ROOT / "docs" / "example-report"
+REFUSED = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there
+
+PREFIXES = """@prefix ex: <http://hand.example/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+@prefix kgs: <https://w3id.org/kgsynth/vocab#> .
+"""
+PEOPLE = """ex:alice rdfs:label "Alice"@en, "Алиса"@ru ; ex:salary "5000"^^xsd:decimal .
+ex:bob rdfs:label "Bob"@en, "Боб"@ru ; ex:salary "4000"^^xsd:decimal .
+"""
+
+
+def rule(body: str) -> str:
+    """A graph of two labelled people and one rule ``ex:bonus`` described by ``body``."""
+    return f"{PREFIXES}{PEOPLE}ex:bonus a kgs:Rule ; {body} .\n"
+
+
+GOOD_RULE = 'kgs:kind kgs:Arithmetic ; kgs:rate 0.1 ; kgs:input [ kgs:role "amount" ; kgs:relation ex:salary ]'
+HOMONYMS = f"""{PREFIXES}ex:a rdfs:label "Same"@en, "Тот"@ru ; ex:salary "5000"^^xsd:decimal .
+ex:b rdfs:label "Same"@en, "Тот"@ru ; ex:salary "4000"^^xsd:decimal .
+ex:bonus a kgs:Rule ; {GOOD_RULE} .
+"""
+
+
+# ---------------------------------------------------------------------------- the fault fakes
+class FaultFakeServer:
+    """FAULT FAKE, not a SPARQL endpoint nor a model: ``/html/...`` answers an HTML page,
+    ``/500/...`` HTTP 500, ``/json/...`` JSON that is neither SPARQL results nor a chat
+    completion, ``/404/...`` not found; for GET and POST alike."""
+
+    def __init__(self):
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def _answer(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    self.rfile.read(length)
+                kind = self.path.strip("/").split("/")[0]
+                status, ctype, body = {
+                    "html": (200, "text/html", b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>"),
+                    "500": (500, "text/plain", b"internal server error"),
+                    "json": (200, "application/json", b'{"hello": "world"}'),
+                }.get(kind, (404, "text/plain", b"not found"))
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            do_GET = do_POST = _answer
+
+        self.server = _QuietServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def url(self, kind: str, path: str) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/{kind}/{path}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request, client_address) -> None:  # a client that hung up early is no news here
+        pass
+
+
+@pytest.fixture(scope="module")
+def fakes():
+    server = FaultFakeServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def tiny_dataset(tmp_path_factory) -> Path:
+    """A finished dataset from the hand-made graph (4 items): damaged copies are cases."""
+    from kgsynth.kg import KnowledgeGraph
+    from kgsynth.synth.config import SynthConfig
+    from kgsynth.synth.pipeline import synthesize
+
+    out = tmp_path_factory.mktemp("tiny") / "dataset"
+    synthesize(KnowledgeGraph.load(HANDMADE), SynthConfig.model_validate({"dataset": {"n": 4}}), out)
+    return out
+
+
+# ---------------------------------------------------------------------------- the context a case builds in
+@dataclass
+class Ctx:
+    tmp: Path
+    dataset_src: Path
+    fakes: FaultFakeServer
+
+    def file(self, name: str, content: str | bytes) -> str:
+        path = self.tmp / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8", newline="")
+        return str(path)
+
+    def folder(self, name: str) -> str:
+        (self.tmp / name).mkdir(parents=True, exist_ok=True)
+        return str(self.tmp / name)
+
+    def dataset(self, damage: Callable[[Path], object] | None = None) -> str:
+        """A copy of the tiny dataset, damaged by ``damage(folder)``."""
+        copy = self.tmp / "dataset"
+        shutil.copytree(self.dataset_src, copy)
+        if damage:
+            damage(copy)
+        return str(copy)
+
+    def results(self, damage: Callable[[Path], object] | None = None) -> str:
+        """A copy of docs/example-report's results.jsonl and run.json, damaged by ``damage(folder)``."""
+        copy = self.tmp / "results"
+        copy.mkdir()
+        for name in ("results.jsonl", "run.json"):
+            shutil.copy(EXAMPLE_REPORT / name, copy / name)
+        if damage:
+            damage(copy)
+        return str(copy)
+
+    def eval_config(self, text: str) -> str:
+        return self.file("eval.toml", text)
+
+
+def _eval(ctx: Ctx, dataset: str, *more: str) -> list[str]:
+    return ["eval", "--dataset", dataset, "--base-url", REFUSED, "--out", str(ctx.tmp / "eval-out"), *more]
+
+
+def _lines(path: Path) -> list[bytes]:
+    return path.read_bytes().splitlines(keepends=True)
+
+
+def _rewrite_lines(path: Path, edit: Callable[[list[bytes]], list[bytes]]) -> None:
+    path.write_bytes(b"".join(edit(_lines(path))))
+
+
+def _edit_row(path: Path, number: int, edit: Callable[[dict], object]) -> None:
+    lines = _lines(path)
+    row = json.loads(lines[number - 1])
+    edit(row)  # in place
+    lines[number - 1] = json.dumps(row, ensure_ascii=False).encode() + b"\n"
+    path.write_bytes(b"".join(lines))
+
+
+def _edit_json(path: Path, edit: Callable[[dict], object]) -> None:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    edit(data)  # in place
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def _unfinished_other_run(folder: Path) -> None:
+    (folder / ".work").mkdir(parents=True)
+    (folder / ".work" / "progress.jsonl").write_text('{"run": "0000000000000000"}\n')
+
+
+# ---------------------------------------------------------------------------- the corpus
+Argv = Callable[[Ctx], list[str]]
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    kind: str
+    argv: Argv
+    fragments: tuple[str, ...] = ()  # substrings of the one line ("{tmp}" is the case's folder); "re:..." a pattern
+    code: int = 1
+    waits_on: str | None = None  # the part of the issue's work this case's outcome depended on
+    root_skips: bool = False  # permissions mean nothing to root: skipped there
+
+
+CASES: list[Case] = []
+
+
+def case(id: str, kind: str, argv: Argv, *fragments: str, code: int = 1, **kw) -> None:
+    CASES.append(Case(id, kind, argv, fragments, code, **kw))
+
+
+def after(*_steps: object) -> list[str]:
+    """The last argument (an argv); the ones before it were steps that built the case's files."""
+    return _steps[-1]
+
+
+def stats(ctx: Ctx, name: str, content: str | bytes, *more: str) -> list[str]:
+    return ["graph", "stats", ctx.file(name, content), *more]
+
+
+# --- RDF documents: every parser error names the file, and the line and column where the parser gives them
+K = "RDF documents"
+case("ttl-unterminated-string", K, lambda c: stats(c, "g.ttl", '@prefix ex: <http://x/> .\nex:a ex:b ex:c .\nex:a ex:b "open .\n'),
+     "syntax error in {tmp}/g.ttl at line 3, column")
+case("ttl-undeclared-prefix", K, lambda c: stats(c, "g.ttl", "ex:a ex:p ex:b .\n"), "g.ttl at line 1, column 1", "ex: has not been declared")
+case("ttl-missing-final-dot", K, lambda c: stats(c, "g.ttl", "@prefix ex: <http://x/> .\nex:a ex:p ex:b"), "g.ttl at line 2, column")
+case("ttl-bad-escape", K, lambda c: stats(c, "g.ttl", '@prefix ex: <http://x/> .\nex:a ex:p "bad \\q" .\n'), "g.ttl at line 2, column 16", "\\q")
+case("ttl-bad-language-tag", K, lambda c: stats(c, "g.ttl", '@prefix ex: <http://x/> .\nex:a ex:p "x"@123 .\n'), "g.ttl at line 2, column")
+case("ttl-binary-bytes", K, lambda c: stats(c, "g.ttl", b"\x00\x01\x02binary\xff\xfe"), "syntax error in {tmp}/g.ttl at line 1, column 1")
+case("ttl-latin1-bytes", K, lambda c: stats(c, "g.ttl", b"@prefix ex: <http://x/> .\nex:a ex:p \"caf\xe9\" .\n"), "g.ttl at line 2, column", "UTF-8")
+case("ttl-byte-order-mark", K, lambda c: stats(c, "g.ttl", "\ufeff@prefix ex: <http://x/> .\nex:a ex:p ex:b .\n"), "g.ttl at line 1, column 1")
+case("ttl-turtle-in-nt-file", K, lambda c: stats(c, "g.nt", "@prefix ex: <http://x/> .\nex:a ex:p ex:b .\n"), "syntax error in {tmp}/g.nt at line 1, column")
+case("ttl-second-file-broken", K, lambda c: ["graph", "stats", str(HANDMADE), c.file("b.ttl", "@prefix ex: <http://x/> .\nex:a ex:p .\n")],
+     "syntax error in {tmp}/b.ttl at line 2")
+case("nt-unclosed-iri", K, lambda c: stats(c, "g.nt", "<http://x/a> <http://x/p> <http://x/b .\n"), "g.nt at line 1, column 27")
+case("nt-relative-iri", K, lambda c: stats(c, "g.nt", "<a> <b> <c> .\n"), "g.nt at line 1, column 1", "IRI")
+case("nt-unterminated-literal", K, lambda c: stats(c, "g.nt", '<http://x/a> <http://x/p> "open .\n<http://x/a> <http://x/p> <http://x/b> .\n'),
+     "g.nt at line")
+case("nq-five-terms", K, lambda c: stats(c, "g.nq", "<http://x/a> <http://x/p> <http://x/b> <http://x/g> <http://x/h> .\n"), "g.nq at line 1, column 53")
+case("trig-unclosed-graph", K, lambda c: stats(c, "g.trig", "@prefix ex: <http://x/> .\nex:g { ex:a ex:p ex:b .\n"), "g.trig at line 3, column 1")
+case("n3-unclosed-formula", K, lambda c: stats(c, "g.n3", "@prefix ex: <http://x/> .\n{ ex:a ex:p ex:b .\n"), "syntax error in {tmp}/g.n3")
+case("rdfxml-unclosed-element", K, lambda c: stats(c, "g.rdf", '<?xml version="1.0"?>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">\n'
+                                                      '<rdf:Description rdf:about="http://x/a">\n</rdf:RDF>\n'), "syntax error in {tmp}/g.rdf")
+case("rdfxml-not-xml", K, lambda c: stats(c, "g.rdf", "just some words\n"), "syntax error in {tmp}/g.rdf")
+case("jsonld-cut-off", K, lambda c: stats(c, "g.jsonld", '{"@context": {"ex": "http://x/"}, "@id": "ex:a", "ex:p": '), "g.jsonld at line 1, column")
+case("jsonld-not-json-ld", K, lambda c: stats(c, "g.jsonld", "[1, 2, 3]"), "g.jsonld holds no triples")
+case("gz-not-gzip", K, lambda c: stats(c, "g.ttl.gz", "hello"), "cannot read {tmp}/g.ttl.gz: not a valid gzip file")
+case("gz-cut-off", K, lambda c: stats(c, "g.ttl.gz", gzip.compress(b"@prefix ex: <http://x/> .\n" + b"ex:a ex:p ex:b .\n" * 200)[:60]), "{tmp}/g.ttl.gz")
+case("empty-file", K, lambda c: stats(c, "g.ttl", ""), "g.ttl holds no triples")
+case("only-comments", K, lambda c: stats(c, "g.ttl", "# nothing here\n# at all\n"), "g.ttl holds no triples")
+case("unknown-extension", K, lambda c: stats(c, "g.txt", "<http://x/a> <http://x/p> <http://x/b> .\n"), "cannot tell the RDF format of {tmp}/g.txt")
+case("no-extension", K, lambda c: stats(c, "graph", "<http://x/a> <http://x/p> <http://x/b> .\n"), "cannot tell the RDF format of {tmp}/graph")
+case("missing-file", K, lambda c: ["graph", "stats", str(c.tmp / "nope.ttl")], "cannot read {tmp}/nope.ttl: no such file or folder")
+case("folder-without-rdf", K, lambda c: after(c.file("f/readme.txt", "hi"), ["graph", "stats", str(c.tmp / "f")]), "no RDF files in folder {tmp}/f")
+case("empty-folder", K, lambda c: ["graph", "stats", c.folder("empty")], "no RDF files in folder {tmp}/empty")
+case("unreadable-file", K, lambda c: after(c.file("g.ttl", "<http://x/a> <http://x/p> <http://x/b> .\n"), os.chmod(c.tmp / "g.ttl", 0),
+                                           ["graph", "stats", str(c.tmp / "g.ttl")]), "cannot read {tmp}/g.ttl", root_skips=True)
+case("subgraphs-on-broken-file", K, lambda c: ["graph", "subgraphs", c.file("g.ttl", "@prefix ex: <http://x/> .\nex:a ex:p\n"), "--shape", "simple"],
+     "syntax error in {tmp}/g.ttl at line 3")
+case("synth-on-broken-file", K, lambda c: ["synth", "--graph", c.file("g.ttl", "@prefix ex: <http://x/> .\nex:a ex:p \"open .\n"), "--out",
+                                            str(c.tmp / "o")], "syntax error in {tmp}/g.ttl at line 2")
+
+# --- graph command options
+K = "graph command options"
+H = str(HANDMADE)
+case("stats-no-graph", K, lambda c: ["graph", "stats"], "give one or more graph files/folders, or --endpoint URL")
+case("stats-files-and-endpoint", K, lambda c: ["graph", "stats", H, "--endpoint", "http://127.0.0.1:1/query"], "not both")
+case("lang-empty", K, lambda c: ["graph", "stats", H, "--lang", ","], "--lang ',' names no language")
+case("shape-unknown", K, lambda c: ["graph", "subgraphs", H, "--shape", "triangle"], "unknown shape 'triangle'")
+case("hops-7", K, lambda c: ["graph", "subgraphs", H, "--shape", "multihop", "--hops", "7"], "multihop needs 2, 3 or 4 hops")
+case("hops-1", K, lambda c: ["graph", "subgraphs", H, "--shape", "multihop", "--hops", "1"], "multihop needs 2, 3 or 4 hops")
+case("hops-not-a-number", K, lambda c: ["graph", "subgraphs", H, "--shape", "multihop", "--hops", "two"], "--hops", "valid integer")
+case("limit-negative", K, lambda c: ["graph", "subgraphs", H, "--shape", "simple", "--limit", "-1"], "--limit", "greater than or equal to 0")
+case("limit-not-a-number", K, lambda c: ["graph", "subgraphs", H, "--shape", "simple", "--limit", "many"], "--limit", "valid integer")
+case("per-anchor-0", K, lambda c: ["graph", "subgraphs", H, "--shape", "simple", "--per-anchor", "0"], "--per-anchor", "greater than or equal to 1")
+case("seed-not-a-number", K, lambda c: ["graph", "subgraphs", H, "--shape", "simple", "--seed", "x"], "--seed", "valid integer")
+case("variant-unknown", K, lambda c: ["graph", "subgraphs", H, "--shape", "conditional", "--variant", "sideways"], "sideways")
+case("rule-application-without-rules", K, lambda c: ["graph", "subgraphs", c.file("p.nt", "<http://x/a> <http://x/p> <http://x/b> .\n"), "--shape",
+                                                     "rule_application"], "no kgs:Rule")
+case("subgraphs-rule-without-kind", K, lambda c: ["graph", "subgraphs", c.file("r.ttl", rule('kgs:rate 0.1 ; kgs:input [ kgs:role "amount" ; kgs:relation ex:salary ]')),
+                                                  "--shape", "rule_application"], "<http://hand.example/bonus>", "missing kgs:kind")
+case("subgraphs-out-under-a-file", K, lambda c: ["graph", "subgraphs", H, "--shape", "simple", "--out", str(Path(c.file("existing_file.txt", "x")) / "x.jsonl")],
+     "--out {tmp}/existing_file.txt/x.jsonl", "{tmp}/existing_file.txt is a file")
+case("subgraphs-out-is-a-folder", K, lambda c: ["graph", "subgraphs", H, "--shape", "simple", "--out", c.folder("outdir")], "--out {tmp}/outdir is a folder")
+case("subgraphs-out-in-proc", K, lambda c: ["graph", "subgraphs", H, "--shape", "simple", "--out", "/proc/x.jsonl"], "/proc/x.jsonl")
+case("subgraphs-out-unmakeable-folder", K, lambda c: ["graph", "subgraphs", H, "--shape", "simple", "--out", "/proc/none/x.jsonl"], "cannot create the folder /proc/none")
+
+# --- SPARQL endpoints (graph stats / subgraphs --endpoint)
+K = "SPARQL endpoints"
+case("endpoint-not-a-url", K, lambda c: ["graph", "stats", "--endpoint", "not a url"], "--endpoint: 'not a url' is not an http(s) URL")
+case("endpoint-ftp", K, lambda c: ["graph", "stats", "--endpoint", "ftp://example.org/sparql"], "'ftp://example.org/sparql' is not an http(s) URL")
+case("endpoint-no-host", K, lambda c: ["graph", "stats", "--endpoint", "http://"], "'http://' is not an http(s) URL")
+case("endpoint-bad-port", K, lambda c: ["graph", "stats", "--endpoint", "http://127.0.0.1:99999/query"], "has no valid port number")
+case("endpoint-empty", K, lambda c: ["graph", "stats", "--endpoint", ""], "--endpoint: '' is not an http(s) URL")
+case("endpoint-refused", K, lambda c: ["graph", "stats", "--endpoint", f"http://127.0.0.1:{_free_port()}/query"], "cannot reach SPARQL endpoint")
+case("endpoint-answers-html", K, lambda c: ["graph", "stats", "--endpoint", c.fakes.url("html", "query")], "did not return SPARQL JSON results")
+case("endpoint-answers-500", K, lambda c: ["graph", "stats", "--endpoint", c.fakes.url("500", "query")], "answered with an error")
+case("endpoint-answers-other-json", K, lambda c: ["graph", "stats", "--endpoint", c.fakes.url("json", "query")], "did not return SPARQL JSON results")
+case("endpoint-answers-404", K, lambda c: ["graph", "stats", "--endpoint", c.fakes.url("404", "query")], "answered with an error")
+case("subgraphs-endpoint-html", K, lambda c: ["graph", "subgraphs", "--endpoint", c.fakes.url("html", "query"), "--shape", "simple"],
+     "did not return SPARQL JSON results")
+
+# --- synth options and graphs
+K = "synth options and graphs"
+
+
+def synth(c: Ctx, *more: str, graph: str | None = None) -> list[str]:
+    return ["synth", "--graph", graph or H, "--out", str(c.tmp / "out"), *more]
+
+
+case("n-negative", K, lambda c: synth(c, "--n", "-5"), "--n -5: dataset.n: Input should be greater than or equal to 1")
+case("n-zero", K, lambda c: synth(c, "--n", "0"), "--n 0: dataset.n: Input should be greater than or equal to 1")
+case("n-not-a-number", K, lambda c: synth(c, "--n", "abc"), "--n", "valid integer")
+case("n-fraction", K, lambda c: synth(c, "--n", "1.5"), "--n", "valid integer")
+case("n-huge", K, lambda c: synth(c, "--n", "1000000000", graph=str(DEMO)), "n = 1,000,000,000", "ask for at most", waits_on="lead")
+case("seed-not-a-number-synth", K, lambda c: synth(c, "--seed", "x"), "--seed", "valid integer")
+case("llm-base-url-not-a-url", K, lambda c: synth(c, "--llm-base-url", "not a url"), "--llm-base-url: 'not a url' is not an http(s) URL")
+case("llm-model-without-url", K, lambda c: synth(c, "--llm-model", "gpt"), "--llm-model needs --llm-base-url")
+case("llm-endpoint-refused", K, lambda c: synth(c, "--n", "4", "--llm-base-url", REFUSED), "connection refused", "127.0.0.1:9", waits_on="lead+llm")
+case("graph-missing", K, lambda c: synth(c, graph=str(c.tmp / "none.ttl")), "cannot read {tmp}/none.ttl: no such file or folder")
+case("graph-empty", K, lambda c: synth(c, graph=c.file("e.ttl", "")), "e.ttl holds no triples")
+case("graph-without-rules", K, lambda c: synth(c, graph=c.file("p.ttl", PREFIXES + PEOPLE)), "no kgs:Rule")
+case("rule-without-kind", K, lambda c: synth(c, graph=c.file("r.ttl", rule('kgs:rate 0.1 ; kgs:input [ kgs:role "amount" ; kgs:relation ex:salary ]'))),
+     "rule <http://hand.example/bonus>: missing kgs:kind")
+case("rule-unknown-kind", K, lambda c: synth(c, graph=c.file("r.ttl", rule(GOOD_RULE.replace("kgs:Arithmetic", "kgs:Magic")))), "<http://hand.example/bonus>", "kgs:kind")
+case("rule-rate-not-a-number", K, lambda c: synth(c, graph=c.file("r.ttl", rule(GOOD_RULE.replace("0.1", '"ten"')))), "<http://hand.example/bonus>", "'ten' is not a number")
+case("rule-negative-rate", K, lambda c: synth(c, graph=c.file("r.ttl", rule(GOOD_RULE.replace("0.1", "-0.1")))), "<http://hand.example/bonus>", "kgs:rate -0.1",
+     waits_on="lead")
+case("rule-rate-1e300", K, lambda c: synth(c, graph=c.file("r.ttl", rule(GOOD_RULE.replace("0.1", "1e300")))), "<http://hand.example/bonus>", "kgs:rate", waits_on="lead")
+case("subgraphs-rule-negative-rate", K, lambda c: ["graph", "subgraphs", c.file("r.ttl", rule(GOOD_RULE.replace("0.1", "-0.1"))), "--shape", "rule_application"],
+     "<http://hand.example/bonus>", "kgs:rate -0.1", waits_on="lead")
+case("rule-input-missing-role", K, lambda c: synth(c, graph=c.file("r.ttl", rule('kgs:kind kgs:Arithmetic ; kgs:rate 0.1'))), "<http://hand.example/bonus>")
+case("rule-reads-a-missing-predicate", K, lambda c: synth(c, graph=c.file("r.ttl", rule(GOOD_RULE.replace("ex:salary ]", "ex:wage ]")))),
+     "<http://hand.example/wage>", "is in no triple", waits_on="lead")
+case("labels-all-homonyms", K, lambda c: synth(c, graph=c.file("h.ttl", HOMONYMS)), "every label is shared by another entity", waits_on="lead")
+case("out-in-proc", K, lambda c: ["synth", "--graph", H, "--out", "/proc/x"], "/proc/x", waits_on="lead")
+case("out-is-a-file", K, lambda c: ["synth", "--graph", H, "--out", c.file("existing_file.txt", "x")], "{tmp}/existing_file.txt is a file", waits_on="lead")
+case("out-under-a-file", K, lambda c: ["synth", "--graph", H, "--out", str(Path(c.file("existing_file.txt", "x")) / "sub")],
+     "{tmp}/existing_file.txt/sub", "{tmp}/existing_file.txt is a file", waits_on="lead")
+
+# --- config files (synth --config, eval --config)
+K = "config files"
+
+
+def conf(c: Ctx, text: str | bytes, name: str = "c.toml") -> list[str]:
+    return ["synth", "--graph", H, "--out", str(c.tmp / "out"), "--config", c.file(name, text)]
+
+
+case("config-missing", K, lambda c: ["synth", "--config", str(c.tmp / "none.toml")], "cannot read config {tmp}/none.toml")
+case("config-is-a-folder", K, lambda c: ["synth", "--config", c.folder("cfg")], "cannot read config {tmp}/cfg: it is a folder")
+case("config-binary", K, lambda c: conf(c, bytes(range(256))), "config {tmp}/c.toml is not UTF-8 text")
+case("config-nul-bytes", K, lambda c: conf(c, "[dataset]\x00n = 3\n"), "holds NUL bytes")
+case("config-bad-toml", K, lambda c: conf(c, "[dataset\nn = 3\n"), "config {tmp}/c.toml does not parse", "line 1")
+case("config-toml-duplicate-key", K, lambda c: conf(c, "[dataset]\nn = 3\nn = 4\n"), "does not parse", "line 3")
+case("config-bad-yaml", K, lambda c: conf(c, "dataset:\n  n: [1, 2\n", "c.yaml"), "config {tmp}/c.yaml does not parse", "line 3")
+case("config-yaml-tabs", K, lambda c: conf(c, "dataset:\n\tn: 3\n", "c.yaml"), "does not parse", "line 2")
+case("config-yaml-list", K, lambda c: conf(c, "- 1\n- 2\n", "c.yaml"), "config {tmp}/c.yaml: (top level): Input should be a valid dictionary")
+case("config-json-named-toml", K, lambda c: conf(c, '{"dataset": {"n": 3}}'), "does not parse")
+case("config-unknown-key", K, lambda c: conf(c, "[dataset]\nn = 10\nsede = 3\n"), "dataset.sede: Extra inputs are not permitted")
+case("config-unknown-section", K, lambda c: conf(c, "[llmm]\nbase_url = 'http://x/v1'\n"), "llmm: Extra inputs are not permitted")
+case("config-n-wrong-type", K, lambda c: conf(c, '[dataset]\nn = "many"\n'), "dataset.n: Input should be a valid integer")
+case("config-n-negative", K, lambda c: conf(c, "[dataset]\nn = -5\n"), "config {tmp}/c.toml: dataset.n: Input should be greater than or equal to 1")
+case("config-subgraphs-zero", K, lambda c: conf(c, "[sampling]\nsubgraphs_per_shape = 0\n"), "sampling.subgraphs_per_shape")
+case("config-unknown-shape", K, lambda c: conf(c, '[sampling]\nshapes = ["triangle"]\n'), "sampling.shapes.0")
+case("config-unknown-language", K, lambda c: conf(c, '[dataset]\nlanguages = ["de"]\n'), "languages must be distinct values out of en, ru")
+case("config-duplicate-language", K, lambda c: conf(c, '[dataset]\nlanguages = ["en", "en"]\n'), "languages must be distinct")
+case("config-unknown-difficulty", K, lambda c: conf(c, '[dataset]\ndifficulties = ["extreme"]\n'), "dataset.difficulties.0")
+case("config-unknown-format", K, lambda c: conf(c, '[dataset]\nformats = ["emoji"]\n'), "dataset.formats.0")
+case("config-unknown-filter", K, lambda c: conf(c, '[filters]\norder = ["structure", "vibes"]\n'), "unknown filter 'vibes'")
+case("config-llm-filter-without-llm", K, lambda c: conf(c, '[filters]\norder = ["closed_book"]\n'), "filter 'closed_book' needs a model")
+case("config-llm-without-endpoint", K, lambda c: conf(c, "[llm]\nconcurrency = 2\n"), "names no endpoint")
+case("config-llm-url-not-a-url", K, lambda c: conf(c, '[llm]\nbase_url = "localhost"\n'), "llm.base_url: 'localhost' is not an http(s) URL")
+case("config-llm-concurrency-0", K, lambda c: conf(c, '[llm]\nbase_url = "http://127.0.0.1:9/v1"\nconcurrency = 0\n'), "llm.concurrency")
+case("config-judge-min-total-13", K, lambda c: conf(c, "[filters.judge]\nmin_total = 13\n"), "filters.judge.min_total")
+case("config-entity-threshold-101", K, lambda c: conf(c, "[filters.entity_match]\nthreshold = 101\n"), "filters.entity_match.threshold")
+case("config-labels-lack-a-language", K, lambda c: conf(c, '[graph]\nlabel_languages = ["en"]\n'), "label_languages lacks")
+case("config-position-unknown", K, lambda c: conf(c, '[dialogue]\nposition = "sideways"\n'), "dialogue.position")
+case("config-graph-path-missing", K, lambda c: ["synth", "--out", str(c.tmp / "o"), "--config", c.file("c.toml", f'[graph]\npaths = ["{c.tmp}/none.ttl"]\n')],
+     "cannot read {tmp}/none.ttl: no such file or folder")
+case("eval-config-unknown-key", K, lambda c: _eval(c, c.dataset(), "--config", c.eval_config("[modle]\nmodel = 'x'\n")), "modle: Extra inputs are not permitted")
+case("eval-config-is-a-synth-config", K, lambda c: _eval(c, c.dataset(), "--config", c.eval_config("[dataset]\nn = 3\n")), "dataset: Extra inputs are not permitted")
+case("eval-config-probes-without-oracle", K, lambda c: _eval(c, c.dataset(), "--config", c.eval_config('baselines = ["closed_book"]\n')), "probes need the oracle")
+case("eval-config-rendering-unknown", K, lambda c: _eval(c, c.dataset(), "--config", c.eval_config('rendering = "html"\n')), "rendering")
+case("eval-config-targets-descending", K, lambda c: _eval(c, c.dataset(), "--config", c.eval_config("[length_sweep]\ntargets = [2000, 1000]\n")), "ascending")
+case("eval-config-depth-above-1", K, lambda c: _eval(c, c.dataset(), "--config", c.eval_config("[position_sweep]\ndepths = [0.0, 1.5]\n")), "position_sweep.depths")
+case("eval-config-temperature-3", K, lambda c: _eval(c, c.dataset(), "--config", c.eval_config("[model]\ntemperature = 3\n")), "model.temperature")
+case("eval-config-context-10", K, lambda c: _eval(c, c.dataset(), "--config", c.eval_config("[model]\ncontext_tokens = 10\n")), "model.context_tokens")
+case("eval-config-bootstrap-5", K, lambda c: _eval(c, c.dataset(), "--config", c.eval_config("bootstrap = 5\n")), "bootstrap")
+case("eval-config-confidence-1.5", K, lambda c: _eval(c, c.dataset(), "--config", c.eval_config("confidence = 1.5\n")), "confidence")
+case("eval-config-url-not-a-url", K, lambda c: ["eval", "--dataset", c.dataset(), "--out", str(c.tmp / "e"), "--config", c.eval_config('[model]\nbase_url = "nope"\n')],
+     "model.base_url: 'nope' is not an http(s) URL")
+case("eval-config-binary", K, lambda c: _eval(c, c.dataset(), "--config", c.file("eval.toml", b"\x89PNG\r\n\x1a\n\x00\x00")), "is not UTF-8 text")
+case("eval-config-sweep-too-long", K, lambda c: _eval(c, c.dataset(), "--config", c.eval_config("[model]\ncontext_tokens = 1000\n[position_sweep]\ntarget_tokens = 4000\n")),
+     "does not fit model.context_tokens")
+
+# --- eval options
+K = "eval options"
+case("concurrency-0", K, lambda c: _eval(c, c.dataset(), "--concurrency", "0"), "--concurrency 0: model.concurrency: Input should be greater than or equal to 1")
+case("concurrency-negative", K, lambda c: _eval(c, c.dataset(), "--concurrency", "-3"), "--concurrency -3: model.concurrency")
+case("concurrency-not-a-number", K, lambda c: _eval(c, c.dataset(), "--concurrency", "lots"), "--concurrency", "valid integer")
+case("limit-0", K, lambda c: _eval(c, c.dataset(), "--limit", "0"), "--limit 0: limit: Input should be greater than or equal to 1")
+case("limit-negative-eval", K, lambda c: _eval(c, c.dataset(), "--limit", "-2"), "--limit -2: limit")
+case("base-url-not-a-url", K, lambda c: ["eval", "--dataset", c.dataset(), "--base-url", "not a url", "--out", str(c.tmp / "e")],
+     "--base-url: 'not a url' is not an http(s) URL")
+case("base-url-missing", K, lambda c: ["eval", "--dataset", c.dataset(), "--out", str(c.tmp / "e")], "no endpoint for the model under evaluation")
+case("base-url-refused", K, lambda c: _eval(c, c.dataset()), "connection refused", "127.0.0.1:9", waits_on="llm")
+case("base-url-answers-html", K, lambda c: ["eval", "--dataset", c.dataset(), "--base-url", c.fakes.url("html", "v1"), "--out", str(c.tmp / "e"), "--config",
+                                            c.eval_config("[model]\nmax_retries = 0\n")], "/html/v1", waits_on="llm")
+case("base-url-answers-500", K, lambda c: ["eval", "--dataset", c.dataset(), "--base-url", c.fakes.url("500", "v1"), "--out", str(c.tmp / "e"), "--config",
+                                           c.eval_config("[model]\nmax_retries = 0\n")], "/500/v1", "500")
+case("out-is-a-file-eval", K, lambda c: ["eval", "--dataset", c.dataset(), "--base-url", REFUSED, "--out", c.file("existing_file.txt", "x")],
+     "--out {tmp}/existing_file.txt is a file, not a folder")
+case("out-under-a-file-eval", K, lambda c: ["eval", "--dataset", c.dataset(), "--base-url", REFUSED, "--out", str(Path(c.file("existing_file.txt", "x")) / "sub")],
+     "{tmp}/existing_file.txt is a file, so nothing can be written under it")
+case("out-in-proc-eval", K, lambda c: ["eval", "--dataset", c.dataset(), "--base-url", REFUSED, "--out", "/proc/x"], "--out /proc/x: cannot create the folder")
+case("out-holds-another-run", K, lambda c: after(_unfinished_other_run(c.tmp / "eval-out"), _eval(c, c.dataset())),
+     "holds an unfinished evaluation with another config or dataset")
+
+# --- datasets given to eval
+K = "datasets (eval --dataset)"
+ITEMS = "items.jsonl"
+
+
+def damaged(c: Ctx, damage: Callable[[Path], object]) -> list[str]:
+    return _eval(c, c.dataset(damage))
+
+
+case("dataset-missing", K, lambda c: _eval(c, str(c.tmp / "none")), "{tmp}/none does not exist")
+case("dataset-is-a-file", K, lambda c: _eval(c, c.file("existing_file.txt", "x")), "{tmp}/existing_file.txt is a file, not a folder")
+case("dataset-empty-folder", K, lambda c: _eval(c, c.folder("d")), "is not a kgsynth dataset: {tmp}/d/items.jsonl is missing")
+case("dataset-no-manifest", K, lambda c: damaged(c, lambda d: (d / "manifest.json").unlink()), "{tmp}/dataset/manifest.json is missing")
+case("dataset-items-is-a-folder", K, lambda c: damaged(c, lambda d: ((d / ITEMS).unlink(), (d / ITEMS).mkdir())), "{tmp}/dataset/items.jsonl is not a file")
+case("manifest-broken-json", K, lambda c: damaged(c, lambda d: (d / "manifest.json").write_text('{"items": 4,')), "manifest.json is not valid JSON", "line 1")
+case("manifest-a-list", K, lambda c: damaged(c, lambda d: (d / "manifest.json").write_text("[]")), "manifest.json is not a kgsynth manifest")
+case("manifest-without-files", K, lambda c: damaged(c, lambda d: _edit_json(d / "manifest.json", lambda m: m.pop("files"))), "is not a kgsynth manifest")
+case("manifest-count-changed", K, lambda c: damaged(c, lambda d: _edit_json(d / "manifest.json", lambda m: m.update(items=146))),
+     "items.jsonl holds 4 rows", "records 146")
+case("manifest-hash-changed", K, lambda c: damaged(c, lambda d: _edit_json(d / "manifest.json", lambda m: m["files"].update({ITEMS: "0" * 64}))),
+     "items.jsonl does not match", "000000000000... recorded")
+case("items-empty", K, lambda c: damaged(c, lambda d: (d / ITEMS).write_bytes(b"")), "items.jsonl holds 0 rows", "records 4")
+case("items-broken-json-line", K, lambda c: damaged(c, lambda d: _rewrite_lines(d / ITEMS, lambda ls: [ls[0], b'{"id": "x", \n', *ls[1:]])),
+     "{tmp}/dataset/items.jsonl line 2: not valid JSON")
+case("items-blank-line", K, lambda c: damaged(c, lambda d: _rewrite_lines(d / ITEMS, lambda ls: [ls[0], b"\n", *ls[1:]])), "items.jsonl line 2: not valid JSON")
+case("items-row-missing-answer-format", K, lambda c: damaged(c, lambda d: _edit_row(d / ITEMS, 3, lambda r: r.pop("answer_format"))),
+     "{tmp}/dataset/items.jsonl line 3: the field 'answer_format' is missing")
+case("items-row-missing-question", K, lambda c: damaged(c, lambda d: _edit_row(d / ITEMS, 1, lambda r: r.pop("question"))), "items.jsonl line 1: question: is missing")
+case("items-row-wrong-type", K, lambda c: damaged(c, lambda d: _edit_row(d / ITEMS, 2, lambda r: r.update(dialogue="hello"))), "items.jsonl line 2: dialogue")
+case("items-row-a-list", K, lambda c: damaged(c, lambda d: _rewrite_lines(d / ITEMS, lambda ls: [b"[1, 2]\n", *ls[1:]])), "items.jsonl line 1: not a JSON object")
+case("items-cut-mid-line", K, lambda c: damaged(c, lambda d: (d / ITEMS).write_bytes((d / ITEMS).read_bytes()[:-40])),
+     "{tmp}/dataset/items.jsonl is cut off in line 4")
+case("items-cut-at-a-line-end", K, lambda c: damaged(c, lambda d: _rewrite_lines(d / ITEMS, lambda ls: ls[:3])), "items.jsonl holds 3 rows", "records 4")
+case("items-row-repeated", K, lambda c: damaged(c, lambda d: _rewrite_lines(d / ITEMS, lambda ls: [*ls, ls[-1]])), "items.jsonl holds 5 rows")
+case("items-edited-in-place", K, lambda c: damaged(c, lambda d: _edit_row(d / ITEMS, 1, lambda r: r.update(question=r["question"] + " (edited)"))),
+     "items.jsonl does not match {tmp}/dataset/manifest.json: sha256")
+case("items-not-utf8", K, lambda c: damaged(c, lambda d: _rewrite_lines(d / ITEMS, lambda ls: [ls[0], b'{"q": "caf\xe9"}\n', *ls[2:]])), "items.jsonl line 2: not UTF-8")
+case("rules-edited-rules-given", K, lambda c: _eval(c, c.dataset(lambda d: (d / "private/rules.jsonl").write_text("{}\n")), "--config",
+                                                   c.eval_config('rules = "given"\n')), "private/rules.jsonl line 1: the field 'rule_iri' is missing")
+case("rules-changed-rules-given", K, lambda c: _eval(c, c.dataset(lambda d: _edit_row(d / "private/rules.jsonl", 1, lambda r: r.update(rule_iri="http://x/other"))),
+                                                    "--config", c.eval_config('rules = "given"\n')), "private/rules.jsonl does not match")
+case("rules-missing-rules-given", K, lambda c: _eval(c, c.dataset(lambda d: (d / "private/rules.jsonl").unlink()), "--config", c.eval_config('rules = "given"\n')),
+     "rules = 'given' needs {tmp}/dataset/private/rules.jsonl")
+
+# --- results folders given to report
+K = "results folders (report)"
+case("report-a-file", K, lambda c: ["report", c.file("existing_file.txt", "x")], "{tmp}/existing_file.txt is a file, not a folder")
+case("report-missing", K, lambda c: ["report", str(c.tmp / "none")], "{tmp}/none does not exist")
+case("report-empty-folder", K, lambda c: ["report", c.folder("r")], "is not a finished kgsynth eval run: {tmp}/r/run.json is missing")
+case("report-unfinished", K, lambda c: ["report", c.results(lambda r: (r / ".work").mkdir())], "holds an unfinished kgsynth eval run")
+case("report-run-broken-json", K, lambda c: ["report", c.results(lambda r: (r / "run.json").write_text('{"config": {\n"x": '))], "run.json is not valid JSON", "line 2")
+case("report-run-a-list", K, lambda c: ["report", c.results(lambda r: (r / "run.json").write_text("[1]"))], "run.json is not a kgsynth eval run record")
+case("report-run-bad-config", K, lambda c: ["report", c.results(lambda r: _edit_json(r / "run.json", lambda j: j["config"].update(rendering="html")))],
+     "run.json: config.rendering")
+case("report-no-results", K, lambda c: ["report", c.results(lambda r: (r / "results.jsonl").unlink())], "{tmp}/results/results.jsonl is missing")
+case("report-results-empty", K, lambda c: ["report", c.results(lambda r: (r / "results.jsonl").write_bytes(b""))], "holds no answered item")
+case("report-results-broken-line", K, lambda c: ["report", c.results(lambda r: _rewrite_lines(r / "results.jsonl", lambda ls: [*ls[:2], b"{oops\n", *ls[2:]]))],
+     "{tmp}/results/results.jsonl line 3: not valid JSON")
+case("report-results-row-missing-field", K, lambda c: ["report", c.results(lambda r: _edit_row(r / "results.jsonl", 1, lambda row: row.pop("correct")))],
+     "results.jsonl line 1: correct: is missing")
+case("report-results-cut-mid-line", K, lambda c: ["report", c.results(lambda r: (r / "results.jsonl").write_bytes((r / "results.jsonl").read_bytes()[:5000]))],
+     "results.jsonl is cut off in line")
+case("report-results-unknown-condition", K, lambda c: ["report", c.results(lambda r: _edit_row(r / "results.jsonl", 2, lambda row: row.update(condition="vibes")))],
+     "results.jsonl line 2: condition")
+
+# --- malformed command lines: exit 2, one line naming the help to read
+K = "command lines (usage, exit 2)"
+case("unknown-command", K, lambda c: ["frobnicate"], "No such command 'frobnicate'", "see kgsynth --help", code=2)
+case("unknown-graph-command", K, lambda c: ["graph", "frob"], "No such command 'frob'", "see kgsynth graph --help", code=2)
+case("unknown-option", K, lambda c: ["synth", "--foo"], "No such option: --foo", "see kgsynth synth --help", code=2)
+case("extra-argument", K, lambda c: ["synth", "extra"], "unexpected extra argument", code=2)
+case("option-without-value", K, lambda c: ["synth", "--n"], "'--n' requires an argument", code=2)
+case("eval-without-dataset", K, lambda c: ["eval", "--base-url", REFUSED], "Missing option '--dataset'", code=2)
+case("report-without-folder", K, lambda c: ["report"], "Missing argument", code=2)
+case("subgraphs-without-shape", K, lambda c: ["graph", "subgraphs", H], "Missing option '--shape'", "see kgsynth graph subgraphs --help", code=2)
+
+# --- odd but valid: accepted
+K = "odd but valid (accepted)"
+CRLF_TTL = "@prefix ex: <http://x/> .\r\n@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\r\nex:a rdfs:label \"A\"@en ; ex:p ex:b .\r\n"
+case("unicode-path-with-space", K, lambda c: stats(c, "граф файл.ttl", CRLF_TTL, "--json"), code=0)
+case("crlf-turtle", K, lambda c: stats(c, "g.ttl", CRLF_TTL, "--json"), code=0)
+case("gzipped-turtle", K, lambda c: stats(c, "g.ttl.gz", gzip.compress(CRLF_TTL.encode()), "--json"), code=0)
+case("folder-with-a-readme", K, lambda c: after(c.file("f/g.nt", "<http://x/a> <http://x/p> <http://x/b> .\n"), c.file("f/README.md", "# notes"),
+                                                ["graph", "stats", str(c.tmp / "f")]), code=0)
+case("ill-typed-literal", K, lambda c: stats(c, "g.ttl", '@prefix ex: <http://x/> .\n@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\nex:a ex:p "abc"^^xsd:integer .\n'),
+     code=0)
+case("lang-with-spaces", K, lambda c: ["graph", "stats", H, "--lang", " en , ru ", "--json"], code=0)
+case("lang-without-labels", K, lambda c: ["graph", "stats", H, "--lang", "de", "--json"], code=0)
+case("subgraphs-limit-0", K, lambda c: ["graph", "subgraphs", H, "--shape", "simple", "--limit", "0", "--out", str(c.tmp / "s.jsonl")], "wrote 0 simple subgraphs", code=0)
+case("subgraphs-out-in-new-folders", K, lambda c: ["graph", "subgraphs", H, "--shape", "simple", "--limit", "2", "--out", str(c.tmp / "a" / "b" / "s.jsonl")],
+     "wrote 2 simple subgraphs", code=0)
+case("config-with-bom", K, lambda c: conf(c, "\ufeff[dataset]\nn = 4\n"), "wrote 4 items", code=0)
+case("config-with-crlf", K, lambda c: conf(c, "[dataset]\r\nn = 4\r\nseed = 1\r\n"), "wrote 4 items", code=0)
+case("config-empty-sections", K, lambda c: conf(c, "[sampling]\n\n[filters]\n\n[dialogue]\n\n[dataset]\nn = 4\n"), "wrote 4 items", code=0)
+case("config-empty-yaml", K, lambda c: [*conf(c, "", "c.yaml"), "--n", "4"], "wrote 4 items", code=0)
+case("seed-negative", K, lambda c: synth(c, "--n", "4", "--seed", "-1"), "wrote 4 items", code=0)
+case("n-below-the-cells", K, lambda c: ["synth", "--graph", str(DEMO), "--n", "20", "--out", str(c.tmp / "o")], "re:note: n = 20 is below one item per cell",
+     code=0, waits_on="lead")
+
+
+def _fill(fragment: str, ctx: Ctx) -> str:
+    return fragment.replace("{tmp}", str(ctx.tmp))
+
+
+def _matches(fragment: str, text: str) -> bool:
+    return bool(re.search(fragment[3:], text)) if fragment.startswith("re:") else fragment in text
+
+
+def _run_in_process(argv: list[str], capsys) -> tuple[int, str, str]:
+    from kgsynth.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    out, err = capsys.readouterr()
+    return exit_.value.code, out, err
+
+
+@pytest.fixture
+def ctx(tmp_path, tiny_dataset, fakes, monkeypatch) -> Ctx:
+    monkeypatch.chdir(tmp_path)  # a command that writes to its default folder writes here
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # no model reply is cached for later runs
+    monkeypatch.delenv("COLUMNS", raising=False)
+    work = tmp_path / "case"
+    work.mkdir()
+    return Ctx(work, tiny_dataset, fakes)
+
+
+def check_outcome(c: Case, ctx: Ctx, code: int, out: str, err: str) -> None:
+    shown = f"exit {code}\nstdout: {out[-2000:]}\nstderr: {err[-2000:]}"
+    assert "Traceback" not in err and "Traceback" not in out, shown
+    assert code == c.code, shown
+    lines = [line for line in err.splitlines() if line.strip()]
+    if c.code == 0:
+        assert not any(line.startswith("error:") for line in lines), shown
+        text = out + err
+    else:
+        assert len(lines) == 1 and err == lines[0] + "\n", shown  # one line, not even a blank one
+        assert lines[0].startswith("error: "), shown
+        assert out == "", shown
+        assert "internal error" not in lines[0], shown  # a catch-all is not an answer to a case
+        assert not lines[0].startswith("error: cannot use "), shown  # nor is the bare OSError safety net
+        text = lines[0]
+    for fragment in c.fragments:
+        assert _matches(_fill(fragment, ctx), text), f"{_fill(fragment, ctx)!r} not in:\n{shown}"
+
+
+@pytest.mark.parametrize("c", CASES, ids=[c.id for c in CASES])
+def test_bad_input(c: Case, ctx: Ctx, capsys):
+    if c.root_skips and os.geteuid() == 0:
+        pytest.skip("file permissions do not bind root")
+    argv = c.argv(ctx)
+    capsys.readouterr()  # what building the case printed is not the command's
+    code, out, err = _run_in_process(argv, capsys)
+    check_outcome(c, ctx, code, out, err)
+
+
+def test_the_corpus_is_large_and_its_ids_unique():
+    assert len(CASES) >= 110 and len({c.id for c in CASES}) == len(CASES)
+    assert sum(c.code == 0 for c in CASES) >= 13
+
+
+# ---------------------------------------------------------------------------- the same through a real process
+SUBPROCESS_CASES = ["endpoint-not-a-url", "subgraphs-out-under-a-file", "n-negative", "config-binary", "items-row-missing-answer-format",
+                    "items-cut-mid-line", "report-a-file", "unknown-option", "crlf-turtle"]
+
+
+def _kgsynth(args: list[str], **kw) -> subprocess.Popen | subprocess.CompletedProcess:
+    env = os.environ | {"PYTHONPATH": str(ROOT / "src"), "PYTHONUNBUFFERED": "1"}
+    env.pop("COLUMNS", None)
+    return subprocess.run([sys.executable, "-m", "kgsynth", *args], env=env, capture_output=True, text=True, timeout=120, **kw)
+
+
+@pytest.mark.parametrize("case_id", SUBPROCESS_CASES)
+def test_bad_input_in_a_real_process(case_id, ctx):
+    c = next(c for c in CASES if c.id == case_id)
+    result = _kgsynth(c.argv(ctx), cwd=ctx.tmp)
+    check_outcome(c, ctx, result.returncode, result.stdout, result.stderr)
+
+
+def test_debug_still_shows_the_traceback(ctx):
+    result = _kgsynth(["--debug", "synth", "--config", ctx.file("c.toml", bytes(range(256)))], cwd=ctx.tmp)
+    assert result.returncode == 1 and "Traceback" in result.stderr and "KgsynthError" in result.stderr
+
+
+# ---------------------------------------------------------------------------- Ctrl-C
+INTERRUPTED = re.compile(r"^interrupted: ([\d,]+) of ([\d,]+) items kept in (.+/\.work); run the same command to resume$")
+
+
+def _interrupt_when(command: list[str], cwd: Path, ready: Callable[[], bool], env: dict | None = None) -> subprocess.CompletedProcess:
+    env = (env or os.environ) | {"PYTHONPATH": str(ROOT / "src")}
+    process = subprocess.Popen([sys.executable, "-m", "kgsynth", *command], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None and not ready():
+        time.sleep(0.02)
+    assert process.poll() is None, f"the command ended before it could be interrupted: {process.communicate()}"
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+def test_ctrl_c_during_synth_says_where_it_stopped_and_the_same_command_resumes(tmp_path):
+    out = tmp_path / "out"
+    command = ["synth", "--graph", str(DEMO), "--n", "2400", "--out", str(out)]
+    work = out / ".work"  # the items kept so far; interrupted once it holds some
+
+    def some_kept() -> bool:
+        return work.is_dir() and sum(f.stat().st_size for f in work.rglob("*") if f.is_file()) > 50_000
+
+    result = _interrupt_when(command, tmp_path, some_kept)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 130, result.stderr
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    match = INTERRUPTED.match(lines[0])
+    assert match, lines[0]
+    kept, wanted = (int(g.replace(",", "")) for g in match.groups()[:2])
+    assert 0 < kept <= wanted and Path(match.group(3)) == work and work.is_dir()
+    resumed = _kgsynth(command, cwd=tmp_path)
+    assert resumed.returncode == 0 and resumed.stderr.startswith("wrote ") and not work.exists(), resumed.stderr
+
+
+def test_ctrl_c_during_eval_says_how_many_answers_are_kept(tiny_dataset, tmp_path):
+    from llm_fault_injector import FaultInjectingServer
+
+    def slow_reply(body: dict) -> str:
+        time.sleep(0.15)
+        return "42"
+
+    out = tmp_path / "eval"
+    log = out / ".work" / "progress.jsonl"
+    with FaultInjectingServer(slow_reply) as server:
+        config = tmp_path / "eval.toml"
+        config.write_text(f'batch = 1\n[model]\nbase_url = "{server.base_url}"\ncache = "{tmp_path / "cache.sqlite"}"\nconcurrency = 1\n')
+        result = _interrupt_when(["eval", "--dataset", str(tiny_dataset), "--config", str(config), "--out", str(out)], tmp_path,
+                                 lambda: log.is_file() and log.read_bytes().count(b"\n") >= 3)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 130 and len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    match = re.match(r"^interrupted: ([\d,]+) answers kept in (.+/\.work); run the same command to resume$", lines[0])
+    assert match, lines[0]
+    assert int(match.group(1)) == log.read_bytes().count(b"\n") - 1 >= 2  # the header line, then one line per answer
+
+
+# ---------------------------------------------------------------------------- the table in docs/reliability.md
+def corpus_table() -> str:
+    """The corpus by kind with its outcomes, as docs/reliability.md shows it."""
+    kinds: dict[str, Counter] = {}
+    for c in CASES:
+        counts = kinds.setdefault(c.kind, Counter())
+        counts["cases"] += 1
+        counts[{0: "accepted", 1: "error", 2: "usage"}[c.code]] += 1
+        if c.waits_on:
+            counts["fixed with"] += 1
+    rows = ["| kind | cases | one line, exit 1 | one line, exit 2 | accepted, exit 0 | needed the pipeline / loader / gateway work |",
+            "|---|---:|---:|---:|---:|---:|"]
+    total = Counter()
+    for kind, counts in kinds.items():
+        total.update(counts)
+        rows.append(f"| {kind} | {counts['cases']} | {counts['error']} | {counts['usage']} | {counts['accepted']} | {counts['fixed with']} |")
+    rows.append(f"| **all** | **{total['cases']}** | **{total['error']}** | **{total['usage']}** | **{total['accepted']}** | **{total['fixed with']}** |")
+    return "\n".join(rows)
+
+
+def test_docs_list_the_corpus_with_its_outcome_counts():
+    text = (ROOT / "docs" / "reliability.md").read_text(encoding="utf-8")
+    assert corpus_table() in text, "docs/reliability.md is out of step with the corpus: paste `python tests/test_bad_inputs.py`"
+
+
+if __name__ == "__main__":
+    print(corpus_table())
