@@ -117,6 +117,15 @@ def test_the_deadline_is_what_from_endpoint_is_given_and_a_fast_answer_passes():
         KnowledgeGraph.from_endpoint(slow.url, timeout=0.5)  # its probe query fails there, in one line
 
 
+def test_graph_stats_takes_the_deadline_from_the_command_line(capsys):
+    from kgsynth.cli._app import run
+
+    with SlowDripSparqlServer("body") as server:
+        code = run(["graph", "stats", "--endpoint", server.url, "--timeout", "0.5"])
+    assert code == 1
+    assert capsys.readouterr().err == f"error: SPARQL endpoint {server.url} sent no complete answer within 0.5 s\n"
+
+
 def test_a_refused_sparql_endpoint_still_says_so():
     with pytest.raises(EndpointError, match=r"^cannot reach SPARQL endpoint http://127\.0\.0\.1:\d+/query: .*Connection refused$"):
         list(EndpointBackend(f"http://127.0.0.1:{_free_port()}/query", timeout=1).select("SELECT * WHERE { ?s ?p ?o }"))

@@ -15,7 +15,7 @@ from rich.table import Table
 from kgsynth.cli._common import Interrupted, check_url, output_file, progress_bar
 from kgsynth.cli._common import err as _err
 from kgsynth.errors import KgsynthError
-from kgsynth.kg import KnowledgeGraph
+from kgsynth.kg import KnowledgeGraph, load_rules
 from kgsynth.queries import Shape, enumerate_subgraphs, sample_subgraphs
 
 app = typer.Typer(help="Inspect a graph and extract subgraphs.", no_args_is_help=True)
@@ -23,9 +23,10 @@ app = typer.Typer(help="Inspect a graph and extract subgraphs.", no_args_is_help
 PathsArg = typer.Argument(None, help="RDF files or folders (.ttl .nt .nq .trig .jsonld, optionally .gz).")
 EndpointOpt = typer.Option(None, "--endpoint", help="Query a SPARQL endpoint URL instead of files.")
 LangOpt = typer.Option("en,ru", "--lang", help="Label languages in order of preference, comma-separated.")
+TimeoutOpt = typer.Option(60.0, "--timeout", help="Deadline of one --endpoint request in seconds, from connect to the last byte.")
 
 
-def open_graph(paths: list[Path] | None, endpoint: str | None, lang: str) -> KnowledgeGraph:
+def open_graph(paths: list[Path] | None, endpoint: str | None, lang: str, timeout: float = 60.0) -> KnowledgeGraph:
     """Files xor an endpoint, checked before anything is loaded."""
     languages = tuple(code.strip() for code in lang.split(",") if code.strip())
     if not languages:
@@ -34,7 +35,9 @@ def open_graph(paths: list[Path] | None, endpoint: str | None, lang: str) -> Kno
         raise KgsynthError("give graph files or --endpoint, not both")
     if endpoint is not None:
         check_url("--endpoint", endpoint)
-        return KnowledgeGraph.from_endpoint(endpoint, lang=languages)
+        if not timeout > 0:
+            raise KgsynthError(f"--timeout {timeout:g}: give a positive number of seconds")
+        return KnowledgeGraph.from_endpoint(endpoint, lang=languages, timeout=timeout)
     if not paths:
         raise KgsynthError("give one or more graph files/folders, or --endpoint URL")
     return KnowledgeGraph.load(*paths, lang=languages)
@@ -45,10 +48,11 @@ def stats(
     paths: list[Path] | None = PathsArg,
     endpoint: str | None = EndpointOpt,
     lang: str = LangOpt,
+    timeout: float = TimeoutOpt,
     as_json: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
 ) -> None:
     """Counts of triples, entities, relations, literal types, labels, rules and degrees."""
-    kg = open_graph(paths, endpoint, lang)
+    kg = open_graph(paths, endpoint, lang, timeout)
     result = kg.stats()
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
@@ -82,15 +86,14 @@ def subgraphs(
     enumerate_all: bool = typer.Option(False, "--all", help="Enumerate in template order instead of sampling anchors."),
     per_anchor: int = typer.Option(2, "--per-anchor", min=1, help="At most this many subgraphs per anchor entity."),
     lang: str = LangOpt,
+    timeout: float = TimeoutOpt,
     out: Path | None = typer.Option(None, "--out", help="JSONL file to write (default: standard output)."),
 ) -> None:
     """Extract subgraphs of one shape as JSON lines (one Subgraph per line)."""
     if out is not None:
         output_file("--out", out)
-    kg = open_graph(paths, endpoint, lang)
+    kg = open_graph(paths, endpoint, lang, timeout)
     if shape == Shape.rule_application:  # a malformed rule is named here, as kgsynth synth names it
-        from kgsynth.kg import load_rules
-
         load_rules(kg)
     if enumerate_all:
         found = enumerate_subgraphs(kg, shape, limit=limit, hops=hops, variant=variant)

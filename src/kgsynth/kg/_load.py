@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import re
 import zlib
@@ -58,6 +59,10 @@ def load_file(store: ox.Store, path: Path) -> None:
         if path.suffix.lower() == ".gz":
             with gzip.open(path, "rb") as stream:
                 store.bulk_load(stream, format=fmt, base_iri=path.resolve().as_uri())
+        elif _starts_with_bom(path):  # editors on Windows write one; the parsers reject it
+            with path.open("rb") as stream:
+                stream.seek(len(codecs.BOM_UTF8))
+                store.bulk_load(stream, format=fmt, base_iri=path.resolve().as_uri())
         else:
             store.bulk_load(path=str(path), format=fmt, base_iri=path.resolve().as_uri())
     except SyntaxError as e:
@@ -68,6 +73,11 @@ def load_file(store: ox.Store, path: Path) -> None:
         raise GraphLoadError(f"cannot read {path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
     except OSError as e:
         raise GraphLoadError(f"cannot read {path}: {e.strerror or e}") from None
+
+
+def _starts_with_bom(path: Path) -> bool:
+    with path.open("rb") as f:
+        return f.read(len(codecs.BOM_UTF8)) == codecs.BOM_UTF8
 
 
 def _syntax_message(path: Path, error: SyntaxError) -> str:
