@@ -38,14 +38,16 @@ TurnKind = Literal[
     "closing", "distractor",
 ]
 Position = Literal["spread", "start", "middle", "end"]
-_TOKEN = re.compile(r"\w+|[^\w\s]")
+_WORD_RUN = re.compile(r"\w+")
 _MONEY_ROLES = frozenset({"amount", "limit", "threshold"})
 
 
 def count_tokens(text: str) -> int:
     """Approximate tokens (words and punctuation marks): deterministic and model-free.
     Evaluation may re-count with a model's own tokenizer."""
-    return len(_TOKEN.findall(text))
+    # each word as one character, then every character but whitespace is a token: the
+    # count of r"\w+|[^\w\s]" matches, twice as fast as listing them
+    return len("".join(_WORD_RUN.sub("a", text).split()))
 
 
 class DialogueSettings(BaseModel):

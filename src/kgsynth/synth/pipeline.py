@@ -221,7 +221,15 @@ def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Pro
 
 def _run(kg: KnowledgeGraph, config: SynthConfig, out: Path, rules: dict[str, Rule], triples: int, run_key: str,
          progress: Progress | None) -> SynthResult:
-    plans = plan_cells(kg, config, rules)
+    with ExitStack() as frozen:
+        with collector_paused():
+            plans = plan_cells(kg, config, rules)
+            frozen.enter_context(_frozen())  # before the collector is back: it would scan every scenario once
+        return _run_plans(kg, config, out, rules, plans, triples, run_key, progress)
+
+
+def _run_plans(kg: KnowledgeGraph, config: SynthConfig, out: Path, rules: dict[str, Rule], plans: list[CellPlan], triples: int,
+               run_key: str, progress: Progress | None) -> SynthResult:
     if not plans:
         raise KgsynthError(f"the graph gives no scenario for the configured shapes, difficulties and formats: {_why_no_scenario(kg, config, rules)}")
     languages = config.dataset.languages
@@ -229,18 +237,17 @@ def _run(kg: KnowledgeGraph, config: SynthConfig, out: Path, rules: dict[str, Ru
     _check_fillable(config, plans, per_cell)
     models = _Models.open(config)
     try:
-        with _frozen():
-            filters = make_filters(config, rules, kg, models, scenarios=(s for plan in plans for s in plan.scenarios))
-            wording = _Wording(config, filters, models)
-            wanted = per_cell * len(plans) * len(languages)
-            with _Work(out / ".work", run_key) as work:
-                wording.recall(work)
-                for plan in plans:
-                    for record, lines in _run_cell(plan, work, per_cell, wording):
-                        work.append(record, lines)
-                        if progress:
-                            progress(min(work.items, wanted), wanted)
-            result = _assemble(out, work, config, per_cell, plans, kg, triples, wording.stage_names(), rules, run_key)
+        filters = make_filters(config, rules, kg, models, scenarios=(s for plan in plans for s in plan.scenarios))
+        wording = _Wording(config, filters, models)
+        wanted = per_cell * len(plans) * len(languages)
+        with _Work(out / ".work", run_key) as work:
+            wording.recall(work)
+            for plan in plans:
+                for record, lines in _run_cell(plan, work, per_cell, wording):
+                    work.append(record, lines)
+                    if progress:
+                        progress(min(work.items, wanted), wanted)
+        result = _assemble(out, work, config, per_cell, plans, kg, triples, wording.stage_names(), rules, run_key)
     finally:
         if models:
             models.cache.close()
@@ -576,9 +583,10 @@ def _run_cell(plan: CellPlan, work: _Work, per_cell: int, wording: _Wording) -> 
         tries = math.ceil(target * config.llm.cell_budget) - (len(plan.scenarios) - len(todo))
         todo = todo[: max(tries, 0)]
     collected = work.candidates[plan.key]
-    while todo and len(collected) < target:
+    start = 0
+    while start < len(todo) and len(collected) < target:
         size = min(wording.batch, target - len(collected))  # never word more than could still be kept
-        batch, todo = todo[:size], todo[size:]
+        batch, start = todo[start : start + size], start + size
         for (index, scenario), outcome in zip(batch, wording.run(batch, plan.key), strict=True):
             record = {"cell": plan.key, "index": index, "scenario_id": scenario.id}
             lines = []
