@@ -123,3 +123,11 @@ def test_open_reads_a_store_kept_on_disk(tmp_path):
     assert len(KnowledgeGraph.open(tmp_path / "store")) == len(KnowledgeGraph.load(DATA / "handmade.ttl"))
     with pytest.raises(GraphLoadError, match="no such folder"):
         KnowledgeGraph.open(tmp_path / "nope")
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_a_byte_order_mark_is_read_past(tmp_path, gzipped):
+    data = "\ufeff@prefix ex: <http://x/> .\nex:a ex:p ex:b .\n".encode()
+    path = tmp_path / ("g.ttl.gz" if gzipped else "g.ttl")
+    path.write_bytes(gzip.compress(data) if gzipped else data)
+    assert KnowledgeGraph.load(path).stats().triples == 1

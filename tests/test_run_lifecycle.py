@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -186,3 +187,20 @@ def test_a_graph_of_homonyms_says_so(tmp_path):
     config = SynthConfig.model_validate({"dataset": {"n": 10}, "sampling": {"shapes": ["simple"]}})
     with pytest.raises(KgsynthError, match="simple: no subgraph \\(every label is shared by another entity"):
         synthesize(kg, config, tmp_path / "out")
+
+
+def test_a_graph_edited_to_the_same_size_is_not_taken_for_the_finished_run(reference, tmp_path):
+    """The run key holds the graph files' contents, not only their triple count: a changed
+    rate (same triples) is a new run with new golds."""
+    out, first = reference
+    graph = tmp_path / "demo"
+    shutil.copytree(ROOT / "data" / "demo", graph)
+    rules = graph / "rules.ttl"
+    rules.write_text(rules.read_text(encoding="utf-8").replace("kgs:rate 0.13 ;", "kgs:rate 0.17 ;", 1), encoding="utf-8")
+    edited = KnowledgeGraph.load(graph, lang=CONFIG.graph.label_languages)
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    result = synthesize(edited, CONFIG, copy)
+    assert not any("already held" in note for note in result.notes)
+    assert result.manifest["graph"]["triples"] == first.manifest["graph"]["triples"]
+    assert (copy / "items.jsonl").read_bytes() != (out / "items.jsonl").read_bytes()

@@ -169,3 +169,22 @@ def test_rejection_reasons_are_redacted_before_they_are_written(demo_kg, tmp_pat
         synthesize(demo_kg, SynthConfig.model_validate({"dataset": {"n": 122}}), tmp_path / "out")
     written = (tmp_path / "out" / "rejections.jsonl").read_text(encoding="utf-8")
     assert f"server said Authorization: Bearer {REDACTED}" in written and "sk-proj" not in written
+
+
+@pytest.mark.parametrize("argv", [["graph", "stats", "--endpoint", "http://alice:S3cretPw@127.0.0.1/sparql"],
+                                  ["synth", "--llm-base-url", "http://bob:S3cretPw@127.0.0.1:8001/v1"]])
+def test_a_password_in_a_url_is_refused_without_being_repeated(argv, tmp_path, capsys):
+    from kgsynth.cli._app import run
+
+    assert run([*argv, *(["--out", str(tmp_path / "out")] if argv[0] == "synth" else [])]) == 1
+    err = capsys.readouterr().err
+    assert "a user name or password in the URL is refused" in err and "S3cretPw" not in err and err.count("\n") == 1
+
+
+def test_an_endpoint_backend_refuses_a_password_in_its_url():
+    from kgsynth.errors import EndpointError
+    from kgsynth.kg import EndpointBackend
+
+    with pytest.raises(EndpointError, match="^SPARQL endpoint http://127.0.0.1/sparql: a user name or password") as caught:
+        EndpointBackend("http://alice:S3cretPw@127.0.0.1/sparql")
+    assert "S3cretPw" not in str(caught.value)

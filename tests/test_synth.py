@@ -357,16 +357,17 @@ def test_llm_settings_errors_are_one_line(tmp_path, args, config, said):
     assert run.returncode == 1 and run.stderr.count("\n") == 1 and said in run.stderr, run.stderr
 
 
-def test_an_unreachable_model_fails_each_item_with_the_reason_and_loses_nothing(demo_kg, tmp_path):
-    """No server on the port: every generation fails after its retries; the cells are
-    reported unfillable with the gateway's reason, and nothing is written as an item."""
+def test_an_unreachable_model_stops_the_run_in_one_line_and_loses_nothing(demo_kg, tmp_path):
+    """No server on the port: the run stops at the first call with the gateway's reason,
+    before any scenario is logged as processed, so the same run resumes once the server is up
+    (it does not reject every scenario left and then pass for finished)."""
     config = SynthConfig.model_validate({
         "dataset": {"n": 4, "difficulties": ["easy"], "formats": ["number"]}, "sampling": {"subgraphs_per_shape": 30},
         "llm": {"base_url": "http://127.0.0.1:9/v1", "cache": str(tmp_path / "c.sqlite"), "max_retries": 0, "timeout_s": 2},
     })
-    with pytest.raises(KgsynthError, match="wrote no item: .*; verbalise rejected most \\(\\d+\\), e.g. the generator failed: local at http://127.0.0.1:9/v1"):
-        synthesize(demo_kg, config, tmp_path / "out")
-    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["items"] == 0
-    rejections = [json.loads(line) for line in (tmp_path / "out" / "rejections.jsonl").read_text().splitlines()]
-    failed = [r for r in rejections if r["filter"] == "verbalise"]
-    assert failed and all(r["reason"].startswith("the generator failed: local at http://127.0.0.1:9/v1") for r in failed)
+    out = tmp_path / "out"
+    with pytest.raises(KgsynthError, match=r"^cannot reach the model local at http://127\.0\.0\.1:9/v1: connection refused$"):
+        synthesize(demo_kg, config, out)
+    logged = [json.loads(line) for line in (out / ".work" / "progress.jsonl").read_text().splitlines()]
+    assert logged and not any("index" in record for record in logged)
+    assert not (out / "manifest.json").exists()

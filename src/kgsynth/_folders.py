@@ -31,10 +31,12 @@ _REMOVING = ".work.finished"
 
 def remove_work_folder(out: Path) -> None:
     """Remove ``out/.work``, the finished run's resume state."""
-    os.replace(out / ".work", out / _REMOVING)
-    finish_removal(out)
+    removing = out / f"{_REMOVING}.{os.getpid()}"  # not a leftover the system would not let go of
+    os.replace(out / ".work", removing)
+    shutil.rmtree(removing, ignore_errors=True)
 
 
 def finish_removal(out: Path) -> None:
-    """Remove what a run killed while removing its work folder left."""
-    shutil.rmtree(out / _REMOVING, ignore_errors=True)
+    """Remove what runs killed while removing their work folders left."""
+    for leftover in out.glob(f"{_REMOVING}*"):
+        shutil.rmtree(leftover, ignore_errors=True)

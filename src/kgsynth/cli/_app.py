@@ -15,10 +15,8 @@ from typing import NoReturn
 
 import typer
 
-try:  # typer >= 0.20 carries its own copy of click and raises that copy's exceptions
-    from typer._click import exceptions as click
-except ImportError:  # older typer: click itself
-    from click import exceptions as click  # type: ignore[no-redef]
+# typer carries its own copy of click (0.29, the lower bound in pyproject.toml) and raises that copy's exceptions
+from typer._click import exceptions as click
 
 from kgsynth import __version__
 from kgsynth.cli import graph
@@ -106,7 +104,7 @@ def run(argv: list[str]) -> int:
             raise
         return _fail(f"internal error: {type(e).__name__}: {_first_line(str(e))} (kgsynth --debug ... shows the traceback)", 1)
     if code == INTERRUPTED:  # Typer turns a Ctrl-C outside a command's own handling into exit code 130
-        return _fail("interrupted before the command started its work; nothing was written", INTERRUPTED, prefix="")
+        return _fail("interrupted", INTERRUPTED, prefix="")  # where it stopped is unknown here: say no more
     return code or 0
 
 

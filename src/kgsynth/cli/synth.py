@@ -59,7 +59,9 @@ def synth(
         work = out / ".work"
         if kept:
             raise Interrupted(f"interrupted: {kept[0]:,} of {kept[1]:,} items kept in {work}; run the same command to resume") from None
-        raise Interrupted(f"interrupted before the first item was kept ({work}); run the same command to start again") from None
+        if (work / "progress.jsonl").is_file():  # stopped before this run kept an item: an earlier run's are there
+            raise Interrupted(f"interrupted; what earlier runs kept is in {work}: run the same command to resume") from None
+        raise Interrupted("interrupted before the first item was kept; run the same command to start again") from None
     _err.print(f"wrote {result.items:,} items ({result.per_cell} per cell and language, {len(result.filled_cells)} cells) to {out}")
     for note in result.notes:  # why more or fewer items than --n were written, one line each
         _err.print(f"  note: {note}")

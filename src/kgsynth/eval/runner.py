@@ -100,7 +100,7 @@ def evaluate(dataset: Path, config: EvalConfig, out: Path, progress: Progress | 
     write_json_atomic(out / RUN_FILE, {
         "kgsynth": kgsynth.__version__,
         "dataset": str(dataset),
-        "config": json.loads(config.model_dump_json()),
+        "config": json.loads(redact(config.model_dump_json())),
         "manifest": manifest,
         "skipped_targets": list(skipped),
         "usage": usage,

@@ -11,6 +11,7 @@ import re
 import socket
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -69,6 +70,10 @@ class EndpointBackend:
     def __init__(self, url: str, timeout: float = 60.0):
         if not timeout > 0:
             raise ValueError(f"the endpoint timeout must be positive, not {timeout}")
+        parts = urllib.parse.urlsplit(url)
+        if parts.username or parts.password:  # urllib would not send them, and outputs would hold them
+            shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+            raise EndpointError(f"SPARQL endpoint {shown}: a user name or password in the URL is not supported")
         self.url = url
         self.description = f"SPARQL endpoint {url}"
         self.timeout = float(timeout)

@@ -52,6 +52,9 @@ class KnowledgeGraph:
     def __init__(self, backend: Backend | None = None, *, lang: Sequence[str] = ("en",)):
         self.backend = backend if backend is not None else OxigraphBackend(ox.Store())
         self.lang = tuple(lang)
+        # what the graph was read from, when known (files: their contents' sha256), so a
+        # resumed or finished run can tell an edited graph of the same size from its own
+        self.fingerprint: str | None = None
         self._memo: dict[Hashable, Any] = {}
 
     # ----------------------------------------------------------------- construction
@@ -80,7 +83,9 @@ class KnowledgeGraph:
             _load.load_file(store, file)
         if len(store) == 0:
             raise GraphLoadError(f"{', '.join(str(p) for p in paths)} holds no triples")
-        return cls(OxigraphBackend(store, f"embedded store of {', '.join(str(p) for p in paths)}"), lang=lang)
+        kg = cls(OxigraphBackend(store, f"embedded store of {', '.join(str(p) for p in paths)}"), lang=lang)
+        kg.fingerprint = _load.fingerprint(files)
+        return kg
 
     @classmethod
     def open(cls, store_path: str | os.PathLike[str], *, lang: Sequence[str] = ("en",)) -> KnowledgeGraph:

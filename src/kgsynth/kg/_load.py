@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import gzip
+import hashlib
 import re
 import zlib
 from pathlib import Path
@@ -52,12 +53,25 @@ def rdf_files(path: Path) -> list[Path]:
     return files
 
 
+def fingerprint(files: list[Path]) -> str:
+    """The sha256 of the files' contents, in order."""
+    digest = hashlib.sha256()
+    for path in files:
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        digest.update(b"\x00" + str(path.stat().st_size).encode())  # where one file ends
+    return digest.hexdigest()
+
+
 def load_file(store: ox.Store, path: Path) -> None:
     """Parse one file into the store; a parse error names the file, line and column."""
     fmt = rdf_format(path)
     try:
         if path.suffix.lower() == ".gz":
             with gzip.open(path, "rb") as stream:
+                if stream.read(len(codecs.BOM_UTF8)) != codecs.BOM_UTF8:
+                    stream.seek(0)
                 store.bulk_load(stream, format=fmt, base_iri=path.resolve().as_uri())
         elif _starts_with_bom(path):  # editors on Windows write one; the parsers reject it
             with path.open("rb") as stream:

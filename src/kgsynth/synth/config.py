@@ -33,6 +33,9 @@ def check_http_url(url: str) -> str:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"{url!r} is not an http(s) URL with a host, e.g. http://127.0.0.1:8001/v1")
+    if parts.username or parts.password:
+        shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+        raise ValueError(f"{shown}: a user name or password in the URL is refused (the manifest and logs would hold it)")
     try:
         parts.port  # noqa: B018 - raises on a port that is not a number in range
     except ValueError:

@@ -171,7 +171,8 @@ class _Models:
         cache = ResponseCache(llm.cache_path())
 
         def gateway(stage):
-            return LLMGateway(llm.model_config_for(stage, seed), cache, jitter_seed=seed)
+            # an unreachable endpoint stops the run (resumable), rather than rejecting every scenario left
+            return LLMGateway(llm.model_config_for(stage, seed), cache, jitter_seed=seed, raise_unreachable=True)
 
         return cls(gateway(llm.generator) if llm.generator else None, [gateway(g) for g in llm.guessers], gateway(llm.judge), cache)
 
@@ -212,7 +213,7 @@ def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Pro
     if Shape.rule_application in config.sampling.shapes and not rules:
         raise KgsynthError("the graph has no kgs:Rule resources; load a rules file or drop rule_application from the shapes")
     triples = _triples(kg)  # a full count: once per run
-    run_key = _run_key(config, triples)
+    run_key = _run_key(config, triples, kg.fingerprint)
     result = _finished(out, run_key) or _run(kg, config, out, rules, triples, run_key, progress)
     if not result.items:
         raise KgsynthError(_why_empty(result))
@@ -268,7 +269,7 @@ def _finished(out: Path, run_key: str) -> SynthResult | None:
     """The result of a finished run of the same config and graph in ``out`` (its manifest
     names the run and every file still has its recorded hash), else None."""
     path = out / "manifest.json"
-    if (out / ".work").exists() or not path.is_file():
+    if (out / ".work").exists() or not path.is_file() or not (out / "filter_report.json").is_file():
         return None
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
@@ -701,10 +702,11 @@ class _Work:
 _LOG_FORMAT = "spooled-lines-1"  # changes when progress.jsonl records change meaning
 
 
-def _run_key(config: SynthConfig, triples: int) -> str:
+def _run_key(config: SynthConfig, triples: int, fingerprint: str | None) -> str:
     """What a resumed run must share with the stopped one: config (with the filters it
-    runs, which a default may change), kgsynth version, graph size, and the progress log's format."""
-    key = f"{config.model_dump_json()}|{','.join(config.filter_order)}|{kgsynth.__version__}|{triples}|{_LOG_FORMAT}"
+    runs, which a default may change), kgsynth version, the graph (its files' contents when
+    it was loaded from files, else its size), and the progress log's format."""
+    key = f"{config.model_dump_json()}|{','.join(config.filter_order)}|{kgsynth.__version__}|{triples}|{fingerprint}|{_LOG_FORMAT}"
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
@@ -744,7 +746,7 @@ def _assemble(
         "kgsynth": kgsynth.__version__,
         "version": version,
         "seed": seed,
-        "config": json.loads(config.model_dump_json()),
+        "config": json.loads(redact(config.model_dump_json())),  # a key in a URL's query is not shared with the dataset
         "graph": {"description": kg.backend.description, "triples": triples},
         "per_cell": per_cell,
         "items": sum(counts.values()),
