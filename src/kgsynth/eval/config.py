@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from kgsynth.errors import KgsynthError
 from kgsynth.llm import ModelConfig
 from kgsynth.llm.cache import default_cache_path
+from kgsynth.synth.config import http_url_or_none
 
 Rendering = Literal["transcript", "chat"]
 Baseline = Literal["closed_book", "oracle"]
@@ -35,12 +36,7 @@ class EvalModel(_Strict):
     max_retries: int = Field(4, ge=0)
     cache: str | None = Field(None, description="response cache file (default: ~/.cache/kgsynth/llm-cache.sqlite)")
 
-    @field_validator("base_url")
-    @classmethod
-    def _http_url(cls, url: str | None) -> str | None:
-        from kgsynth.synth.config import check_http_url
-
-        return None if url is None else check_http_url(url)
+    _url = field_validator("base_url")(http_url_or_none)
 
     def gateway_config(self) -> ModelConfig:
         if not self.base_url:

@@ -13,7 +13,15 @@ import re
 from decimal import Decimal
 
 from kgsynth.filters.base import ItemFilter
-from kgsynth.synth.formats import NUMERIC_FORMATS, AnswerFormat, dates_in, normalize_text, numbers_in, parse_number
+from kgsynth.synth.formats import (
+    NUMERIC_FORMATS,
+    AnswerFormat,
+    dates_in,
+    has_word,
+    normalize_text,
+    numbers_in,
+    parse_number,
+)
 from kgsynth.synth.item import Item
 
 _NON_DIGITS = re.compile(r"[^0-9]+")
@@ -27,7 +35,7 @@ def _significant_digits(number: Decimal) -> str:
 def _said_as_words(key: str, said: str) -> bool:
     """``key`` occurs in ``said`` as whole words. One character is never looked for: a
     class's short alias "A" or "B" is an article or a letter in any dialogue."""
-    return len(key) > 1 and key in said and re.search(rf"(?<!\w){re.escape(key)}(?!\w)", said) is not None
+    return len(key) > 1 and has_word(said, key)
 
 
 class AnswerStatedFilter(ItemFilter):

@@ -43,7 +43,8 @@ def check_http_url(url: str) -> str:
     return url
 
 
-def _url_or_none(url: str | None) -> str | None:
+def http_url_or_none(url: str | None) -> str | None:
+    """:func:`check_http_url` for an optional setting (a field validator of the configs)."""
     return None if url is None else check_http_url(url)
 
 
@@ -117,7 +118,7 @@ class StageModel(_Strict):
     temperature: float = Field(0.0, ge=0, le=2)
     max_tokens: int | None = Field(None, ge=1)
 
-    _url = field_validator("base_url")(_url_or_none)
+    _url = field_validator("base_url")(http_url_or_none)
 
 
 class LLMConfig(_Strict):
@@ -140,7 +141,7 @@ class LLMConfig(_Strict):
         "fill is then reported unfillable instead of spending calls on every scenario it has"
     )
 
-    _url = field_validator("base_url")(_url_or_none)
+    _url = field_validator("base_url")(http_url_or_none)
 
     def model_config_for(self, stage: StageModel, seed: int) -> ModelConfig:
         return ModelConfig(

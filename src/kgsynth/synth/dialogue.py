@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from kgsynth.errors import KgsynthError
 from kgsynth.queries import Fact, Node
 from kgsynth.synth import locale
+from kgsynth.synth.formats import has_word
 from kgsynth.synth.phrases import NOISE, PAUSES, PHRASES, ROLES, SPEAKERS, YES_NO
 from kgsynth.synth.scenario import CURRENCIES, DIFFICULTY, Difficulty, Scenario
 from kgsynth.synth.statements import STATEMENTS
@@ -301,7 +302,7 @@ def _domain(scenario: Scenario, lang: str) -> str:
 
 def _speakers(scenario: Scenario, lang: str, settings: DialogueSettings, rng) -> list[tuple[str, str]]:
     """2-3 (name, role) pairs; names that occur in the scenario's labels are never used."""
-    names = [n for n, folded in _FOLDED_SPEAKERS[lang] if not _has_word(scenario.mentioned_blob, folded)]
+    names = [n for n, folded in _FOLDED_SPEAKERS[lang] if not has_word(scenario.mentioned_blob, folded)]
     roles = ROLES[lang].get(_domain(scenario, lang), ROLES[lang]["general"])
     k = rng.randint(*settings.speakers)
     return list(zip(rng.sample(names, k), rng.sample(roles, k), strict=True))
@@ -402,7 +403,6 @@ class _Writer:
     def _piece(self, args: dict, speaker: str) -> tuple[str, tuple[int, ...]]:
         piece = self.s.pieces[args["piece"]]
         parts = []
-        entity = self.words.entity
         if piece.name or piece.entity_class:
             parts.append(self._introduction(piece.name, piece.entity_class))
         self.named = self.named or piece.name
@@ -487,12 +487,7 @@ def _a(noun: str) -> str:
 def _mentions(line: str, texts: frozenset[str]) -> bool:
     """Whether ``line`` contains one of ``texts`` as whole words ("TR" is not in "strange")."""
     folded = line.casefold()
-    return any(_has_word(folded, t) for t in texts)
-
-
-def _has_word(text: str, word: str) -> bool:
-    """Whether ``word`` occurs in ``text`` delimited by non-word characters (or the ends)."""
-    return word in text and re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
+    return any(has_word(folded, t) for t in texts)
 
 
 _FOLDED_SPEAKERS = {lang: [(n, n.casefold()) for n in names] for lang, names in SPEAKERS.items()}

@@ -441,6 +441,12 @@ _RUSSIAN_WORD = re.compile(r"[а-яё]+(?:-[а-яё]+)*")
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+(?=\S)")
 
 
+def has_word(text: str, word: str) -> bool:
+    """Whether ``word`` occurs in ``text`` delimited by non-word characters (or the ends):
+    "TR" is not in "strange"."""
+    return word in text and re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
+
+
 def normalize_text(text: str) -> str:
     """Comparable form of a text answer or gold.
 

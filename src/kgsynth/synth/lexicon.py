@@ -41,6 +41,7 @@ from kgsynth.kg import KnowledgeGraph, local_name
 from kgsynth.kg.vocab import KGS, RDF_TYPE
 from kgsynth.queries import Node
 from kgsynth.synth import locale, morph
+from kgsynth.synth.formats import has_word
 
 FORM_TERMS = {
     "noun": KGS + "nounForm", "inverse_noun": KGS + "inverseNounForm", "yes": KGS + "yesForm", "no": KGS + "noForm",
@@ -358,7 +359,7 @@ def class_in_name(cls: str, names: tuple[str, ...], lang: str) -> bool:
     "hotel booking" in "Booking BK-1"; «карта» of «банковская карта» in «карты «Сокол Банк» *1»)."""
     head = _class_head(cls, lang)
     if lang == "en":
-        return any(_has_word(name.casefold(), head) for name in names)
+        return any(has_word(name.casefold(), head) for name in names)
     return any(morph.lemma(word) == head for name in names for word in _WORD.findall(name))
 
 
@@ -397,9 +398,9 @@ def _short_form(words: list[str], name: str, lang: str) -> str:
         named = name.casefold()
         if "of" in words[1:-1]:  # "return date of the trip" of "Trip TR-1": "return date"
             at = words.index("of", 1)
-            if all(_has_word(named, w) for w in words[at + 1:] if w != "the"):
+            if all(has_word(named, w) for w in words[at + 1:] if w != "the"):
                 return " ".join(words[:at])
-        return " ".join(words[1:]) if _has_word(named, words[0].casefold()) else noun
+        return " ".join(words[1:]) if has_word(named, words[0].casefold()) else noun
     if _repeated_case(words[-1], name) is None:
         return noun
     kept = words[:-2] if morph.analyzer().parse(words[-2].casefold())[0].tag.POS == "PREP" else words[:-1]
@@ -434,10 +435,6 @@ def noun_of(noun: str, subject: Callable[[str], str], lang: str, chained: bool =
 
 
 _WORD = re.compile(r"[A-Za-zА-Яа-яЁё]+")
-
-
-def _has_word(text: str, word: str) -> bool:
-    return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
 
 
 def _fact_wording(lexicon: Lexicon, fact, lang: str) -> FactWording:

@@ -20,8 +20,8 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from enum import StrEnum
-from typing import Self
 from functools import cache, cached_property
+from typing import Self
 
 from pydantic import BaseModel, ConfigDict
 
