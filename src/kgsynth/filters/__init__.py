@@ -2,6 +2,7 @@
 
 from kgsynth.filters.answer_leak import AnswerLeakFilter
 from kgsynth.filters.answer_stated import AnswerStatedFilter
+from kgsynth.filters.attribution import AttributionFilter
 from kgsynth.filters.base import CascadeResult, DatasetFilter, ItemFilter, Rejection, apply_filters
 from kgsynth.filters.closed_book import ClosedBookFilter
 from kgsynth.filters.entity_match import EntityMatchFilter
@@ -12,7 +13,7 @@ from kgsynth.filters.near_duplicate import NearDuplicateFilter
 from kgsynth.filters.structure import StructureFilter
 
 __all__ = [
-    "AnswerLeakFilter", "AnswerStatedFilter", "CascadeResult", "ClosedBookFilter", "DatasetFilter", "EntityMatchFilter",
+    "AnswerLeakFilter", "AnswerStatedFilter", "AttributionFilter", "CascadeResult", "ClosedBookFilter", "DatasetFilter", "EntityMatchFilter",
     "ExactDuplicateFilter", "ItemFilter", "JudgeFilter", "NearDuplicateFilter", "Rejection", "RuleLeakageFilter",
     "StructureFilter", "apply_filters", "rule_numbers",
 ]

@@ -9,7 +9,8 @@ shortened one still counts.
 Foreign: named entities found by NER (spaCy's English model; natasha for Russian) and by
 an entity ruler built from the graph's labels (so another entity of the graph is always
 found) must each match a label of the item's entities or relations, a class or property
-label of the graph (common nouns such as "hotel booking"), or a speaker's name.
+label of the graph (common nouns such as "hotel booking"), or a speaker's name. Confusable
+turns, which name another entity of the same kind on purpose, are not read.
 The item's own literal values ("TN-38333") are allowed; numbers, dates and money are not
 named entities here.
 """
@@ -61,8 +62,9 @@ class EntityMatchFilter(ItemFilter):
         self._recognizers = _Recognizers(names) if ner else None
 
     def reasons(self, items: Sequence[Item]) -> list[str | None]:
-        # turn texts without "Speaker:" prefixes: natasha takes the word after one for a name
-        texts = ["\n".join([item.question, *(turn.text for turn in item.dialogue)]) for item in items]
+        # turn texts without "Speaker:" prefixes: natasha takes the word after one for a name; a
+        # confusable turn names another entity by design (the attribution filter checks it)
+        texts = ["\n".join([item.question, *(turn.text for turn in item.dialogue if turn.kind != "confusable")]) for item in items]
         entities = self._recognizers.entities(items, texts) if self._recognizers else [[] for _ in items]
         return [self._reason(item, text, found) for item, text, found in zip(items, texts, entities, strict=True)]
 

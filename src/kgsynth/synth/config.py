@@ -17,7 +17,7 @@ from kgsynth.synth.dialogue import DialogueSettings
 from kgsynth.synth.formats import AnswerFormat
 from kgsynth.synth.scenario import Difficulty
 
-OFFLINE_FILTERS = ("structure", "rule_leakage", "answer_stated", "answer_leak", "exact_duplicate")
+OFFLINE_FILTERS = ("structure", "rule_leakage", "answer_stated", "answer_leak", "attribution", "exact_duplicate")
 LLM_FILTERS = ("closed_book", "judge")
 # every filter, cheapest first: the default order when an [llm] section is given (the
 # duplicate filters run last whatever the order: they compare an item with those kept)

@@ -29,14 +29,14 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from kgsynth.errors import KgsynthError
 from kgsynth.queries import Fact, Node
 from kgsynth.synth import locale
-from kgsynth.synth.formats import has_word
+from kgsynth.synth.formats import has_word, numbers_in
 from kgsynth.synth.phrases import NOISE, PAUSES, PHRASES, ROLES, SPEAKERS, YES_NO
 from kgsynth.synth.scenario import CURRENCIES, DIFFICULTY, Difficulty, Scenario
 from kgsynth.synth.statements import STATEMENTS
 
 TurnKind = Literal[
     "opening", "reply", "fact", "misstatement", "reask", "restate", "ack", "prompt", "clarify_q", "clarify_a", "noise",
-    "closing", "distractor",
+    "closing", "distractor", "confusable",
 ]
 Position = Literal["spread", "start", "middle", "end"]
 _WORD_RUN = re.compile(r"\w+")
@@ -64,6 +64,9 @@ class DialogueSettings(BaseModel):
     position: Position = "spread"
     fact_turn_indices: dict[Difficulty, tuple[int, ...]] | None = None  # exact fact-turn indices per difficulty (overrides position)
     target_tokens: int | None = Field(None, ge=1, description="pad with distractor turns up to this many tokens")
+    confusables: float = Field(
+        0.2, ge=0, le=1, description="chance that a free turn states a fact of another entity of the same kind "
+        "(another booking and its amount), so an answer needs the facts kept apart by entity")
 
     @model_validator(mode="after")
     def _speakers_in_range(self) -> DialogueSettings:
@@ -155,8 +158,11 @@ def _wrong_value(value: object, rng: random.Random) -> object | None:
 
 
 # ---------------------------------------------------------------------------- building
-def build_dialogue(scenario: Scenario, lang: str, settings: DialogueSettings, rng: random.Random) -> Dialogue:
-    """One dialogue for ``scenario`` in ``lang``; the same rng state gives the same dialogue."""
+def build_dialogue(scenario: Scenario, lang: str, settings: DialogueSettings, rng: random.Random,
+                   others: Sequence[Scenario] = ()) -> Dialogue:
+    """One dialogue for ``scenario`` in ``lang``; the same rng state gives the same dialogue.
+    ``others`` are scenarios about other entities of the same kind whose facts the free
+    turns may state (see :func:`_plan_confusables`)."""
     spec = DIFFICULTY[scenario.cell.difficulty]
     total = rng.randint(*spec.turns)
     pieces = scenario.pieces
@@ -167,6 +173,7 @@ def build_dialogue(scenario: Scenario, lang: str, settings: DialogueSettings, rn
     _plan_correction(scenario, plan, slots, settings, rng)
     _plan_reask(scenario, plan, slots, settings, rng)
     _plan_clarification(scenario, plan, settings, rng)
+    _plan_confusables(scenario, lang, others, plan, settings, rng)
     for i, entry in enumerate(plan):
         if entry is None:
             plan[i] = _filler(plan[i - 1] if i else None, i == len(plan) - 1, settings, rng)
@@ -193,7 +200,7 @@ def _fact_slots(n: int, total: int, difficulty: Difficulty, settings: DialogueSe
     return sorted(rng.sample(window, n))
 
 
-_STATEMENTS = frozenset({"piece", "restate", "clarify_a", "misstatement"})
+_STATEMENTS = frozenset({"piece", "restate", "clarify_a", "misstatement", "confusable"})
 
 
 def _filler(previous: tuple[str, dict] | None, last: bool, settings: DialogueSettings,
@@ -284,6 +291,38 @@ def _plan_clarification(scenario: Scenario, plan: list, settings: DialogueSettin
     if options:
         i = rng.choice(options)
         plan[i], plan[i + 1] = ("clarify_q", {}), ("clarify_a", {})
+
+
+def _plan_confusables(scenario: Scenario, lang: str, others: Sequence[Scenario], plan: list,
+                      settings: DialogueSettings, rng: random.Random) -> None:
+    """With the chance ``settings.confusables``, a free turn (never the opening, its reply or
+    the closing) states a fact of another entity: a relation the topic has too, with a value
+    the topic's facts and the answer do not have. It names that entity, and the topic is
+    named again in the next statement about it, so every value keeps one owner."""
+    if not settings.confusables or not others:
+        return
+    choices = _confusable_facts(scenario, lang, others)
+    for i in range(2, len(plan) - 1):
+        if choices and plan[i] is None and rng.random() < settings.confusables:
+            plan[i] = ("confusable", {"said": choices.pop(rng.randrange(len(choices)))})
+
+
+def _confusable_facts(scenario: Scenario, lang: str, others: Sequence[Scenario]) -> list[tuple[str, str | None, str]]:
+    """(the noun with its subject, value, whole yes/no sentence) of each fact of ``others``
+    that the topic's relations share and whose value the dialogue would not also give the topic."""
+    relations = {f.relation.value for f in scenario.facts}
+    gold = scenario.gold[lang]
+    texts = {*(render_value(f, scenario, lang) for f in scenario.facts), *([gold] if isinstance(gold, str) else gold)}
+    numbers = frozenset().union(*map(numbers_in, texts))  # "150,000" and "150,000 roubles" are one value
+    objects = {f.object.python for f in scenario.facts if not isinstance(f.object.python, bool)}
+    said = []
+    for other in others:
+        for fact, words in zip(other.facts, other.wording[lang].facts, strict=True):
+            value = words.spoken or words.value or render_value(fact, other, lang)
+            if (fact.relation.value in relations and fact.subject.value == other.entity.value and value not in texts
+                    and fact.object.python not in objects and not numbers & numbers_in(value)):
+                said.append((words.noun_of, value, words.statement))
+    return said
 
 
 def _states_a_value(scenario: Scenario, entry: tuple[str, dict]) -> bool:
@@ -396,6 +435,8 @@ class _Writer:
             return dict(speaker=name, role=role, text=_tidy(text), kind=kind)
         if kind == "noise":
             return dict(speaker=name, role=role, text=self._noise_line(), kind=kind)
+        if kind == "confusable":
+            return dict(speaker=name, role=role, text=self._confusable(*args["said"]), kind=kind)
         if kind == "reply":
             pool = "reply_opening" if args["to"] == "opening" else "reply_pause" if self.paused else "reply_remark"
             return dict(speaker=name, role=role, text=self._fresh(self.free[pool]), kind=kind)
@@ -416,6 +457,14 @@ class _Writer:
             else:
                 parts.append(self._statement(i, self.spoken[i]))
         return _tidy(" ".join(parts)), piece.facts
+
+    def _confusable(self, noun_of: str, value: str, statement: str | None) -> str:
+        """Another entity's fact, naming it; the topic is named again before its next fact."""
+        self.named = False
+        if statement:
+            return self._pick("yes_no").format(statement=statement)
+        the_noun = f"the {noun_of}" if self.lang == "en" else noun_of
+        return _tidy(self._pick("confusable").format(the_noun=the_noun, The_noun=_cap(the_noun), value=value))
 
     def _introduction(self, name: bool, entity_class: bool) -> str:
         """The entity's name and/or class. A class the name already says ("Claim CL-1", an

@@ -96,7 +96,7 @@ _PROTOTYPE_VALUES = {
     "difficulty": "easy", "answer_format": "number", "position": "start", "answer_in_dialogue": False,
     "fact_turns": (0,), "fact_to_turn": (0,), "fact_values": ("x",), "speakers": ("x",), "source_triples": ("x",),
     **dict.fromkeys(("turns", "fact_turn_count", "links", "noise_turns", "clarifications", "reasks", "corrections",
-                     "padding_turns", "token_length", "seed"), 0),
+                     "confusable_turns", "padding_turns", "token_length", "seed"), 0),
 }
 
 

@@ -8,6 +8,7 @@ import hashlib
 import json
 import random
 from collections import Counter
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -44,6 +45,7 @@ class ItemMetadata(BaseModel):
     clarifications: int
     reasks: int
     corrections: int
+    confusable_turns: int = 0  # turns stating a fact of another entity of the same kind (0 in datasets before them)
     padding_turns: int
     position: PositionBucket
     token_length: int
@@ -105,8 +107,10 @@ def item_rng(seed: int, scenario: Scenario, lang: str) -> random.Random:
     return random.Random(f"{seed}:{scenario.id}:{lang}")
 
 
-def make_item(scenario: Scenario, lang: str, settings: DialogueSettings, seed: int) -> Item:
-    dialogue = build_dialogue(scenario, lang, settings, item_rng(seed, scenario, lang))
+def make_item(scenario: Scenario, lang: str, settings: DialogueSettings, seed: int, others: Sequence[Scenario] = ()) -> Item:
+    """The template item of ``scenario`` in ``lang``; ``others`` (same kind, other entities)
+    lend the facts its confusable turns state."""
+    dialogue = build_dialogue(scenario, lang, settings, item_rng(seed, scenario, lang), others)
     return item_from_dialogue(scenario, lang, dialogue, seed)
 
 
@@ -145,6 +149,7 @@ def item_from_dialogue(scenario: Scenario, lang: str, dialogue: Dialogue, seed: 
         clarifications=kinds["clarify_q"],
         reasks=kinds["reask"],
         corrections=kinds["misstatement"],
+        confusable_turns=kinds["confusable"],
         padding_turns=dialogue.padding_turns,
         position=position_bucket(dialogue.fact_turns, len(dialogue.turns)),
         token_length=count_tokens(text),

@@ -41,6 +41,7 @@ from kgsynth.errors import KgsynthError
 from kgsynth.filters import (
     AnswerLeakFilter,
     AnswerStatedFilter,
+    AttributionFilter,
     ClosedBookFilter,
     DatasetFilter,
     EntityMatchFilter,
@@ -72,6 +73,7 @@ from kgsynth.synth.export import (
     split_lines,
     write_json_atomic,
 )
+from kgsynth.synth.formats import has_word
 from kgsynth.synth.item import Item, make_item
 from kgsynth.synth.llm_dialogue import STAGE as VERBALISE
 from kgsynth.synth.llm_dialogue import Draft, LLMVerbaliser
@@ -132,6 +134,7 @@ def make_filters(config: SynthConfig, rules: dict[str, Rule], kg: KnowledgeGraph
     """The configured cascade, in order. ``kg`` is needed by entity_match, ``models`` by
     the LLM filters; answer_leak reads the names of the entities of ``scenarios``."""
     f = config.filters
+    scenarios = list(scenarios)  # read by two filters
 
     def needs(thing, name):
         if thing is None:
@@ -143,6 +146,7 @@ def make_filters(config: SynthConfig, rules: dict[str, Rule], kg: KnowledgeGraph
         "rule_leakage": lambda: RuleLeakageFilter(rules),
         "answer_stated": AnswerStatedFilter,
         "answer_leak": lambda: AnswerLeakFilter.from_scenarios(scenarios),
+        "attribution": lambda: AttributionFilter.from_scenarios(scenarios),
         "exact_duplicate": ExactDuplicateFilter,
         "entity_match": lambda: EntityMatchFilter(needs(kg, "entity_match").all_labels(), kg.vocabulary(),
                                                   f.entity_match.threshold, f.entity_match.ner),
@@ -239,7 +243,7 @@ def _run_plans(kg: KnowledgeGraph, config: SynthConfig, out: Path, rules: dict[s
     models = _Models.open(config)
     try:
         filters = make_filters(config, rules, kg, models, scenarios=(s for plan in plans for s in plan.scenarios))
-        wording = _Wording(config, filters, models)
+        wording = _Wording(config, filters, models, _Confusables(plans, config.dataset.seed))
         wanted = per_cell * len(plans) * len(languages)
         # with models, a record is worth its calls: each reaches the file at once
         with _Work(out / ".work", run_key, flush_seconds=0 if models else _FLUSH_SECONDS) as work:
@@ -399,8 +403,8 @@ class _Wording:
     """The wording phase's machinery: template or LLM verbaliser, the filter cascade with
     duplicates decided scenario by scenario, and the usage each batch costs."""
 
-    def __init__(self, config: SynthConfig, filters: list[ItemFilter], models: _Models | None):
-        self.config, self.models = config, models
+    def __init__(self, config: SynthConfig, filters: list[ItemFilter], models: _Models | None, confusables: _Confusables):
+        self.config, self.models, self.confusables = config, models, confusables
         self.dataset_filters = [f for f in filters if isinstance(f, DatasetFilter)]  # see keep()
         self.filters = [f for f in filters if not isinstance(f, DatasetFilter)]
         self.exact_duplicate = next((f for f in filters if isinstance(f, ExactDuplicateFilter)), None)
@@ -450,7 +454,8 @@ class _Wording:
                 outcomes[k].reached[self.exact_duplicate.name] += len(languages)
                 continue
             try:
-                drafts += [(k, make_item(scenario, lang, config.dialogue, config.dataset.seed)) for lang in languages]
+                others = self.confusables(scenario) if config.dialogue.confusables else []
+                drafts += [(k, make_item(scenario, lang, config.dialogue, config.dataset.seed, others)) for lang in languages]
             except VerbaliserError as e:  # e.g. no distractor line free of the scenario's labels
                 outcomes[k].rejections.append({"item_id": None, "scenario_id": scenario.id, "language": None, "cell": cell,
                                                "filter": "verbaliser", "reason": str(e)})
@@ -549,6 +554,48 @@ class _Wording:
                 delta.setdefault(stage, {})["wall_seconds"] = seconds
         self.seconds = Counter()
         return delta
+
+
+class _Confusables:
+    """Scenarios about other entities that share a relation of a scenario's topic: whose
+    facts its dialogue's confusable turns may state."""
+
+    def __init__(self, plans: Sequence[CellPlan], seed: int, wanted: int = 2):
+        self.seed, self.wanted = seed, wanted
+        self.by_relation: dict[str, list[Scenario]] = defaultdict(list)
+        seen: set[tuple[str, str]] = set()
+        for plan in plans:
+            for s in plan.scenarios:
+                for relation in _topic_relations(s):
+                    if (relation, s.entity.value) not in seen:  # an entity once per relation
+                        seen.add((relation, s.entity.value))
+                        self.by_relation[relation].append(s)
+
+    def __call__(self, scenario: Scenario) -> list[Scenario]:
+        """Up to ``wanted`` of them, drawn by the seed and the scenario (the same on resume),
+        none with a name that shares a word with a name the scenario mentions."""
+        rng = random.Random(f"{self.seed}:{scenario.id}:confusables")
+        relations = sorted({f.relation.value for f in scenario.facts})
+        found: list[Scenario] = []
+        for _ in range(4 * self.wanted):  # a few draws: most candidates are fine
+            pool = self.by_relation.get(rng.choice(relations))
+            other = pool[rng.randrange(len(pool))] if pool else None
+            if other and other.entity.value != scenario.entity.value and other not in found and not _share_a_name(scenario, other):
+                found.append(other)
+                if len(found) == self.wanted:
+                    break
+        return found
+
+
+def _topic_relations(scenario: Scenario) -> set[str]:
+    return {f.relation.value for f in scenario.facts if f.subject.value == scenario.entity.value}
+
+
+def _share_a_name(a: Scenario, b: Scenario) -> bool:
+    """Whether either entity's name occurs as words among what the other mentions."""
+    def names(s: Scenario) -> set[str]:
+        return {t.casefold() for t in (s.entity.label, *s.entity.labels.values()) if t}
+    return any(has_word(a.mentioned_blob, t) for t in names(b)) or any(has_word(b.mentioned_blob, t) for t in names(a))
 
 
 def _first_reason(item: Item, filters: Sequence[ItemFilter]) -> str | None:

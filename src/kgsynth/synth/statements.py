@@ -53,6 +53,12 @@ STATEMENTS: dict[str, dict[str, tuple[str, ...]]] = {
             "Another {noun} on the list: {value}.",
         ),
         "yes_no": ("By the way, {statement}.", "For the record, {statement}.", "Also worth noting: {statement}."),
+        "confusable": (  # a fact of another entity of the same kind, named: it must not be taken for the topic's
+            "Different case, but {the_noun} is {value}.",
+            "Not ours, but for comparison: {the_noun} is {value}.",
+            "Unrelated, but I just saw that {the_noun} is {value}.",
+            "That reminds me of another file: {the_noun} is {value}.",
+        ),
         "slip": (  # a value said wrongly, corrected later (a number or a date, never a yes/no)
             "If I remember right, {the_noun} is {value}.",
             "I think {the_noun} is {value}.",
@@ -111,6 +117,12 @@ STATEMENTS: dict[str, dict[str, tuple[str, ...]]] = {
             "Добавлю ещё запись: {noun} — {value}.",
         ),
         "yes_no": ("Кстати, {statement}.", "Для справки: {statement}.", "Отмечу: {statement}."),
+        "confusable": (
+            "Это другой случай, но {the_noun} — {value}.",
+            "Не про наш случай, но для сравнения: {the_noun} — {value}.",
+            "К слову, по другому делу: {the_noun} — {value}.",
+            "Это из соседней папки: {the_noun} — {value}.",
+        ),
         "slip": (
             "Если я правильно помню, {the_noun} — {value}.",
             "Кажется, {the_noun} — {value}.",
