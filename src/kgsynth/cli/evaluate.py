@@ -25,7 +25,8 @@ def eval_command(
     out: Path = typer.Option(Path("out/eval"), "--out", help="Results folder; an unfinished run there is resumed."),
     limit: int | None = typer.Option(None, "--limit", help="Evaluate only the first N items."),
 ) -> None:
-    """Ask a model every item (and the baselines, sweeps and probes), score strictly, write results and a report."""
+    """Ask a model every item (and the baselines, sweeps, probes and the key-value probe), score strictly, write
+    results and a report."""
     cfg = load_config(config, EvalConfig) if config else EvalConfig()
     check_url("--base-url", base_url)
     model_updates = {k: v for k, v in (("model", model), ("base_url", base_url), ("concurrency", concurrency)) if v is not None}
@@ -59,6 +60,9 @@ def eval_command(
         _err.print(f"  {run.failures:,} requests failed after every retry; run the same command again to ask them again")
     if run.skipped_targets:
         _err.print(f"  length sweep: {', '.join(map(str, run.skipped_targets))} tokens skipped (beyond model.context_tokens)")
+    if run.skipped_kv_counts:
+        counts = ", ".join(map(str, run.skipped_kv_counts))
+        _err.print(f"  key-value probe: {counts} keys skipped (beyond model.context_tokens)")
     _summary(_build_report(out))
 
 

@@ -14,6 +14,7 @@ from kgsynth.synth.config import http_url_or_none
 
 Rendering = Literal["transcript", "chat"]
 Baseline = Literal["closed_book", "oracle"]
+KV_ANSWER_TOKENS = 48  # a UUID is up to 36 tokens (one per character), a few more in quotes or a code fence
 
 
 class _Strict(BaseModel):
@@ -81,6 +82,28 @@ class PositionSweep(_Strict):
         return self
 
 
+class KVProbe(_Strict):
+    """Key-value retrieval (source 004): a JSON object of random UUID keys and values, the
+    queried pair moved from the first place (0) to the last (1); scored strictly."""
+
+    key_counts: tuple[int, ...] = Field(
+        (10, 25, 50, 100), description="pairs per object; those that would not fit model.context_tokens are skipped"
+    )
+    positions: tuple[float, ...] = Field(
+        (0.0, 0.25, 0.5, 0.75, 1.0), description="where the queried pair sits: 0 first, 1 last"
+    )
+    trials: int = Field(4, ge=1, description="objects per key count (seeded by the run's seed), asked at each position")
+
+    @model_validator(mode="after")
+    def _sweeps_in_order(self) -> KVProbe:
+        if not self.key_counts or min(self.key_counts) < 2 or list(self.key_counts) != sorted(set(self.key_counts)):
+            raise ValueError("kv_probe.key_counts must be distinct counts of at least 2, ascending")
+        positions = list(self.positions)
+        if not positions or any(not 0 <= p <= 1 for p in positions) or positions != sorted(set(positions)):
+            raise ValueError("kv_probe.positions must be distinct shares in [0, 1], ascending")
+        return self
+
+
 class EvalConfig(_Strict):
     """Everything ``kgsynth eval`` needs besides the dataset."""
 
@@ -98,10 +121,18 @@ class EvalConfig(_Strict):
     confidence: float = Field(0.95, gt=0.5, lt=1)
     length_sweep: LengthSweep | None = None
     position_sweep: PositionSweep | None = None
+    kv_probe: KVProbe | None = Field(None, description="the key-value retrieval probe; off unless configured")
     batch: int = Field(16, ge=1, description="requests sent together; progress is saved after each batch")
 
     @model_validator(mode="after")
     def _probes_need_the_oracle(self) -> EvalConfig:
         if self.probes and "oracle" not in self.baselines:
             raise ValueError("probes need the oracle baseline (it is the rule probe): add 'oracle' to baselines or set probes = false")
+        return self
+
+    @model_validator(mode="after")
+    def _kv_answers_fit(self) -> EvalConfig:
+        if self.kv_probe and self.model.max_tokens < KV_ANSWER_TOKENS:
+            raise ValueError(f"kv_probe needs model.max_tokens >= {KV_ANSWER_TOKENS}: a UUID alone is up to 36 tokens, "
+                             "and a cut answer would be scored wrong")
         return self

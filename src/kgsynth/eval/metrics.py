@@ -72,6 +72,19 @@ class PositionCurve(_Frozen):
     by_turn: tuple[CurvePoint, ...]  # by the (mean) absolute index of the fact turns
 
 
+class KVCurve(_Frozen):
+    """The key-value probe's accuracy by the queried pair's position, for one key count."""
+
+    keys: int | None  # None: every key count together
+    points: tuple[CurvePoint, ...]  # x: the position asked, 0 the first pair, 1 the last
+    overall: GroupMetrics  # every position; its interval clustered by JSON object (shown at every position)
+
+
+class KVRetrieval(_Frozen):
+    curves: tuple[KVCurve, ...]  # one per key count, ascending, then every count together
+    skipped_counts: tuple[int, ...]  # key counts whose object would not fit the model's context
+
+
 class ErrorSources(_Frozen):
     """Wrong main-condition answers counted by error source, overall and per difficulty."""
 
@@ -107,6 +120,7 @@ class Metrics(_Frozen):
     position: PositionCurve | None
     item_variance: float | None  # mean over items of the variance of correctness across their sweep renderings
     hypotheses: tuple[HypothesisResult, ...]
+    kv: KVRetrieval | None = None  # the key-value probe (source 004), when it ran
 
 
 # --------------------------------------------------------------------------- computing them
@@ -432,6 +446,46 @@ def position_curve(
     return PositionCurve(by_depth=by_depth, by_turn=by_turn) if by_depth or by_turn else None
 
 
+def kv_retrieval(
+    records: Sequence[AnswerRecord] | Answers, *, skipped_counts: Sequence[int] = (), confidence: float = 0.95,
+    bootstrap: int = 1000, seed: int = 0,
+) -> KVRetrieval | None:
+    """Accuracy of the ``kv`` rows by position, per key count and for all together; None
+    without such rows. A point's rows are answers about different objects; a curve's
+    ``overall`` pools an object's positions, so its interval resamples objects."""
+    rows = Answers.of(records).of_condition("kv")
+    if not len(rows):
+        return None
+    ci = {"confidence": confidence, "bootstrap": bootstrap}
+    keys = np.array([r.kv.keys for r in rows.records])
+    curves = [(int(k), rows.where(keys == k)) for k in np.unique(keys)] + [(None, rows)]
+    return KVRetrieval(
+        curves=tuple(
+            KVCurve(
+                keys=k,
+                points=curve_points(members, members.param, label=lambda x: f"position {x:g}", **ci,
+                                    seed=_derive(seed, f"kv:{k}")),
+                overall=_clustered(members, "all positions" if k is None else f"{k} keys", **ci,
+                                   seed=_derive(seed, "kv")),
+            )
+            for k, members in curves
+        ),
+        skipped_counts=tuple(skipped_counts),
+    )
+
+
+def _clustered(answers: Answers, group: str, *, confidence: float, bootstrap: int, seed: int) -> GroupMetrics:
+    """``group_metrics`` whose accuracy is the mean over items of each item's accuracy, its
+    interval resampling items (``accuracy.n``: the items), for rows that share items."""
+    metrics = group_metrics(answers, group, confidence=confidence, bootstrap=bootstrap, seed=seed)
+    scored = answers.scored
+    _, item = np.unique(scored.item, return_inverse=True)
+    shares = np.bincount(item, weights=scored.correct) / np.maximum(np.bincount(item), 1)
+    accuracy = estimate(shares, confidence=confidence, bootstrap=bootstrap,
+                        seed=(seed, zlib.crc32(f"{group}|items".encode())))
+    return metrics.model_copy(update={"accuracy": accuracy})
+
+
 def error_sources(
     records: Sequence[AnswerRecord] | Answers, *, confidence: float = 0.95, bootstrap: int = 1000, seed: int = 0
 ) -> ErrorSources:
@@ -469,7 +523,7 @@ def item_variance(records: Sequence[AnswerRecord] | Answers) -> float | None:
 
 def compute_metrics(
     records: Sequence[AnswerRecord], *, model: str, rendering: str, confidence: float = 0.95, bootstrap: int = 1000,
-    seed: int = 0, break_ratio: float = 0.8, skipped_targets: Sequence[int] = (),
+    seed: int = 0, break_ratio: float = 0.8, skipped_targets: Sequence[int] = (), skipped_kv_counts: Sequence[int] = (),
 ) -> Metrics:
     """Every metric of one model's run in one rendering, hypotheses H1-H4 included.
 
@@ -481,12 +535,13 @@ def compute_metrics(
         raise ValueError(f"records of other runs among those of {model}/{rendering}: {sorted(others)[:3]}")
     with collector_paused():
         return _metrics(Answers.of(records), model=model, rendering=rendering, confidence=confidence,
-                        bootstrap=bootstrap, seed=seed, break_ratio=break_ratio, skipped_targets=skipped_targets)
+                        bootstrap=bootstrap, seed=seed, break_ratio=break_ratio, skipped_targets=skipped_targets,
+                        skipped_kv_counts=skipped_kv_counts)
 
 
 def _metrics(
     answers: Answers, *, model: str, rendering: str, confidence: float, bootstrap: int, seed: int, break_ratio: float,
-    skipped_targets: Sequence[int],
+    skipped_targets: Sequence[int], skipped_kv_counts: Sequence[int],
 ) -> Metrics:
     # hypotheses.py builds on this module's models, so it is imported here, not at the top
     from kgsynth.eval.hypotheses import test_hypotheses
@@ -496,7 +551,7 @@ def _metrics(
     return Metrics(
         model=model,
         rendering=rendering,
-        items=int(np.unique(answers.item).size),
+        items=int(np.unique(answers.item[answers.condition != "kv"]).size),  # kv rows ask JSON objects, not items
         confidence=confidence,
         overall=group_metrics(main, "main", **ci),
         baselines=baselines(answers, **ci),
@@ -506,6 +561,7 @@ def _metrics(
         position=position_curve(answers, **ci),
         item_variance=item_variance(answers),
         hypotheses=test_hypotheses(answers, alpha=1 - confidence),
+        kv=kv_retrieval(answers, skipped_counts=skipped_kv_counts, **ci),
     )
 
 

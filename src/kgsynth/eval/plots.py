@@ -207,6 +207,38 @@ def position_png(metrics: Metrics) -> bytes | None:
         return _png(fig)
 
 
+def kv_png(metrics: Metrics) -> bytes | None:
+    """The key-value probe: accuracy by the queried pair's position, one line with CI error
+    bars per key count (each drawn a little aside, so the bars do not hide each other)."""
+    curves = [c for c in metrics.kv.curves if c.keys is not None] if metrics.kv else []
+    curves = [c for c in curves if any(p.metrics.accuracy.mean is not None for p in c.points)]
+    if not curves:
+        return None
+    positions = sorted({p.x for c in curves for p in c.points})
+    step = min((b - a for a, b in zip(positions, positions[1:], strict=False)), default=1.0)
+    with _figure() as (fig, (ax,)):
+        for i, (colour, curve) in enumerate(zip(_shades(len(curves)), curves, strict=True)):
+            points = [p for p in curve.points if p.metrics.accuracy.mean is not None]
+            aside = step * 0.12 * (i - (len(curves) - 1) / 2) / max(len(curves) - 1, 1)
+            ax.errorbar([p.x + aside for p in points], [_pct(p.metrics.accuracy.mean) for p in points],
+                        yerr=_errors([p.metrics for p in points]), fmt="o-", color=colour, ecolor=colour, capsize=3,
+                        linewidth=2, markersize=5, label=f"{curve.keys:,} keys")
+        ax.set_xticks(positions)
+        ax.set_xlabel("position of the queried pair: 0 first, 1 last")
+        _percent_axis(ax)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        ax.set_title("Key-value retrieval by position")
+        return _png(fig)
+
+
+def _shades(n: int) -> list[str]:
+    """``n`` blues from light to dark (more keys, darker); the accuracy blue for one."""
+    if n == 1:
+        return [ACCURACY]
+    blues = matplotlib.colormaps["Blues"]
+    return [matplotlib.colors.to_hex(blues(0.45 + 0.55 * i / (n - 1))) for i in range(n)]
+
+
 def _source_order(sources: set[str]) -> list[str]:
     return [s for s in ERROR_SOURCES if s in sources] + sorted(sources - set(ERROR_SOURCES))
 
@@ -238,6 +270,7 @@ PLOTS: dict[str, tuple[str, PlotFn]] = {
     "baselines": ("Closed-book, main and oracle baselines", baselines_png),
     "length": ("Length sweep with its break point", length_png),
     "position": ("Position in the context: the U-curve", position_png),
+    "kv": ("Key-value retrieval: the queried pair's position, per key count", kv_png),
     "error_sources": ("Where the wrong answers come from", error_sources_png),
     "rule_kind": ("Accuracy by rule kind", rule_kind_png),
 }

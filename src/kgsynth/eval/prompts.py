@@ -1,4 +1,5 @@
-"""The messages a model under evaluation gets, in the item's language.
+"""The messages a model under evaluation gets, in the item's language (the key-value
+probe's in English: it asks about UUIDs, no item).
 
 Two renderings of the dialogue: ``transcript`` puts it into one user message as
 ``Speaker: words`` lines; ``chat`` sends the turns as chat messages, the first speaker's
@@ -11,6 +12,7 @@ alternate, as strict chat templates (Mistral, Gemma) require.
 from __future__ import annotations
 
 from kgsynth.eval.config import Rendering
+from kgsynth.eval.kv import KVPrompt
 from kgsynth.eval.render import Variant
 from kgsynth.synth.dialogue import Turn, transcript
 from kgsynth.synth.item import Item
@@ -42,6 +44,13 @@ PROMPT = {
     },
 }
 
+# the key-value probe asks no item, so it has no language: source 004's prompt (its figure 6)
+KV_PROMPT = {
+    "system": "Reply with the value only, exactly as the JSON object writes it, with no explanation.",
+    "user": "Extract the value corresponding to the specified key in the JSON object below.\n\n"
+    "JSON data:\n{json}\n\nKey: \"{key}\"\nCorresponding value:",
+}
+
 
 def answer_messages(variant: Variant, rendering: Rendering, rule: str | None = None) -> list[dict[str, str]]:
     """System prompt (with the rule when given), the dialogue and the question with its format instruction."""
@@ -61,6 +70,12 @@ def rule_probe_messages(item: Item) -> list[dict[str, str]]:
     text = PROMPT[item.language]
     return [{"role": "system", "content": text["closed_book_rule"]},
             {"role": "user", "content": text["rule_probe"].format(question=item.question)}]
+
+
+def kv_messages(prompt: KVPrompt) -> list[dict[str, str]]:
+    """The key-value probe: the JSON object, the queried key, and only its value to give."""
+    return [{"role": "system", "content": KV_PROMPT["system"]},
+            {"role": "user", "content": KV_PROMPT["user"].format(json=prompt.json, key=prompt.queried[0])}]
 
 
 def _with_dialogue(turns: tuple[Turn, ...], text: dict[str, str], rendering: Rendering, rule: str | None, ask: str):

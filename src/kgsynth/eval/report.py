@@ -24,6 +24,7 @@ from kgsynth.eval.metrics import (
     Estimate,
     GroupMetrics,
     HypothesisResult,
+    KVRetrieval,
     LengthCurve,
     Metrics,
     compute_metrics,
@@ -63,6 +64,7 @@ th { font-size: 12px; text-transform: uppercase; letter-spacing: .04em; color: v
   border-bottom: 2px solid var(--ink); }
 th:first-child, td:first-child, table.text th, table.text td { text-align: left; }
 table.text td:nth-child(4), table.text td:nth-child(5), table.text td:nth-child(7) { white-space: nowrap; }
+table.kv td { white-space: nowrap; }
 tr.mark td { background: #fdecef; font-weight: 600; }
 .bar { display: inline-block; height: 8px; border-radius: 4px; background: var(--accent); vertical-align: middle;
   margin-right: 8px; }
@@ -156,6 +158,9 @@ def headline(m: Metrics, run: dict) -> str:
         bp = m.length.break_point
         detail = "tokens" if bp else ("not measurable: 0% at the shortest" if not m.length.reference_accuracy else "no break")
         cards.append(card("break point", DASH if bp is None else f"{bp:,.0f}", detail))
+    if m.kv is not None:
+        kv = m.kv.curves[-1].overall.accuracy
+        cards.append(card("key-value retrieval", pct(kv.mean), f"{ci(kv)}, {kv.n} JSON objects"))
     if m.item_variance is not None:
         cards.append(card("item variance", num(m.item_variance), "across sweep renderings"))
     sub = f"rendering: {m.rendering} · dataset: {run.get('dataset', DASH)}"
@@ -253,6 +258,36 @@ def position_section(m: Metrics) -> str:
     return f"<section><h2>Position in the context</h2>{''.join(parts)}</section>"
 
 
+def _kv_cell(g: GroupMetrics) -> str:
+    """Accuracy over its interval (in points, no % signs: seven columns share the width) and n."""
+    e = g.accuracy
+    interval = DASH if e.low is None or e.high is None else f"[{100 * e.low:.1f}, {100 * e.high:.1f}]"
+    return f"{pct(e.mean)}<br><span class=note>{interval}, n = {e.n}</span>"
+
+
+def kv_section(kv: KVRetrieval | None) -> str:
+    """Accuracy by key count (rows) and the queried pair's position (columns), with intervals."""
+    if kv is None:
+        return ""
+    positions = sorted({p.x for c in kv.curves for p in c.points})
+    rows = []
+    for curve in kv.curves:
+        at = {p.x: p.metrics for p in curve.points}
+        rows.append([escape("all" if curve.keys is None else f"{curve.keys:,}"),
+                     *(_kv_cell(at[x]) if x in at else DASH for x in positions), _kv_cell(curve.overall)])
+    head = ("keys \\ position", *(f"{x:g}" for x in positions), "all positions")
+    notes = [("A JSON object of random UUID keys and values; the model must give one key's value, exactly "
+              "(whitespace, quotes and a code fence around it are forgiven, nothing else). Position: where the queried "
+              "pair sits, 0 the first pair, 1 the last; each object is asked at every position. "
+              "n: answers per cell; under all positions, JSON objects (its interval resamples objects).")]
+    if kv.skipped_counts:
+        skipped = ", ".join(f"{k:,}" for k in kv.skipped_counts)
+        notes.append(f"Skipped (would not fit the model's context): {skipped} keys")
+    body = table(head, rows, cls="kv")
+    return (f"<section><h2>Key-value retrieval</h2>{body}"
+            f"{''.join(f'<p class=note>{escape(n)}</p>' for n in notes)}</section>")
+
+
 def verdict_badge(h: HypothesisResult) -> str:
     label, cls = {True: ("supported", "yes"), False: ("not supported", "no"), None: ("not tested", "na")}[h.supported]
     return f"<span class='badge {cls}'>{label}</span>"
@@ -293,7 +328,7 @@ def render_html(metrics: Metrics, run: dict, pngs: dict[str, bytes]) -> str:
     sections = [
         headline(metrics, run), plots_section(pngs), baselines_section(metrics), hypotheses_section(metrics),
         slices_section(metrics), error_sources_section(metrics), length_section(metrics.length),
-        position_section(metrics), provenance_section(run),
+        position_section(metrics), kv_section(metrics.kv), provenance_section(run),
     ]
     title = escape(f"kgsynth eval: {metrics.model}")
     return (f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{title}</title>"
@@ -352,6 +387,6 @@ def build_report(folder: Path) -> BuiltReport:
     metrics = compute_metrics(
         records, model=config.model.model, rendering=config.rendering, confidence=config.confidence,
         bootstrap=config.bootstrap, seed=config.seed, break_ratio=sweep.break_ratio if sweep else 0.8,
-        skipped_targets=run.get("skipped_targets", ()),
+        skipped_targets=run.get("skipped_targets", ()), skipped_kv_counts=run.get("skipped_kv_counts", ()),
     )
     return BuiltReport(metrics, write_report(folder, metrics, run))

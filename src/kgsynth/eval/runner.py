@@ -3,7 +3,8 @@ score each answer strictly, probe the wrong ones for their error source, and wri
 per-answer results.
 
 Phases: (1) every planned variant (the items as written; the closed-book and oracle
-baselines; the length and position sweeps) is asked; (2) each wrong answer that is in
+baselines; the length and position sweeps) is asked, then the key-value probe's questions
+(``kv``: no item, a JSON object of UUIDs); (2) each wrong answer that is in
 the right format gets fact probes, one per fact value of its dialogue, and, unless the
 model was given the rule, a closed-book rule probe. Requests go to the
 model through ``kgsynth.llm`` (cache, retries, bounded concurrency) in batches; after
@@ -26,10 +27,11 @@ from typing import Self
 import kgsynth
 from kgsynth._folders import finish_removal, remove_work_folder
 from kgsynth.errors import KgsynthError
-from kgsynth.eval import render
+from kgsynth.eval import kv, render
 from kgsynth.eval.config import EvalConfig
 from kgsynth.eval.dataset import RULES, load_dataset, load_rules
-from kgsynth.eval.prompts import answer_messages, probe_messages, rule_probe_messages
+from kgsynth.eval.kv import KVPrompt
+from kgsynth.eval.prompts import answer_messages, kv_messages, probe_messages, rule_probe_messages
 from kgsynth.eval.render import Variant
 from kgsynth.eval.results import RESULTS_FILE, RUN_FILE, AnswerRecord
 from kgsynth.eval.scoring import blanked, error_source, item_token_f1, rule_recalled, score, value_recalled
@@ -54,6 +56,7 @@ class EvalRun:
     records: int
     failures: int
     skipped_targets: tuple[int, ...]
+    skipped_kv_counts: tuple[int, ...]
     usage: dict[str, dict]
 
 
@@ -87,13 +90,15 @@ def evaluate(dataset: Path, config: EvalConfig, out: Path, progress: Progress | 
     # an endpoint that cannot be reached stops the run in one line (what was answered is kept for the next)
     gateway = LLMGateway(config.model.gateway_config(), ResponseCache(config.model.cache_path()), raise_unreachable=True)
     variants, skipped = plan_variants(items, config)
+    kv_prompts, skipped_kv = plan_kv(config)
     try:
         with _Log(out / ".work", _run_key(config, manifest)) as log:
             failed = _ask(gateway, variants, log, config, "answer", lambda v: answer_messages(v, config.rendering, rule_statement(v.item, rules)), progress)
+            failed |= _ask(gateway, kv_prompts, log, config, "kv", kv_messages, progress)
             known_rules = {} if config.rules == "given" else _stated_rules(dataset, manifest)  # what a rule probe asks for
             probes = list(_probes(items, log.done, config, known_rules)) if config.probes else []
             failed |= _ask(gateway, probes, log, config, "probes", lambda p: p.messages, progress)
-            records = _assemble([*variants, *probes], log.done | failed)
+            records = _assemble([*variants, *kv_prompts, *probes], log.done | failed)
     finally:
         gateway.cache.close()
     usage = {stage: u.model_dump() for stage, u in gateway.usage.items()}
@@ -103,13 +108,14 @@ def evaluate(dataset: Path, config: EvalConfig, out: Path, progress: Progress | 
         "config": json.loads(redact(config.model_dump_json())),
         "manifest": manifest,
         "skipped_targets": list(skipped),
+        "skipped_kv_counts": list(skipped_kv),
         "usage": usage,
     })
     with JsonlWriter(out / RESULTS_FILE) as writer:
         for record in records:
             writer.write(record.model_dump(mode="json"))
     remove_work_folder(out)  # only now is the run finished (kgsynth report refuses a folder with .work)
-    return EvalRun(out, len(records), sum(1 for r in records if r.failure), skipped, usage)
+    return EvalRun(out, len(records), sum(1 for r in records if r.failure), skipped, skipped_kv, usage)
 
 
 # ---------------------------------------------------------------------------- inputs
@@ -148,9 +154,27 @@ def plan_variants(items: Sequence[Item], config: EvalConfig) -> tuple[list[Varia
     return variants, skipped
 
 
+def plan_kv(config: EvalConfig) -> tuple[list[KVPrompt], tuple[int, ...]]:
+    """The key-value probe's questions (none when it is off), and the key counts skipped
+    because their object would not fit the model's context."""
+    if (probe := config.kv_probe) is None:
+        return [], ()
+    planned = kv.prompts(probe.key_counts, probe.positions, probe.trials, config.seed)
+    # A byte-level tokenizer gives an ASCII character at most one token, so the object's
+    # characters bound its tokens. UUIDs are cut finely (measured: Qwen2.5 and SmolLM2 make
+    # 67-71 tokens of a pair's 81 characters); the sweeps' estimate from counted tokens
+    # would be 1.8 times too low.
+    fits = {p.keys for p in planned if _fits_tokens(len(p.json), config)}
+    return [p for p in planned if p.keys in fits], tuple(k for k in probe.key_counts if k not in fits)
+
+
 def _fits(target: int, config: EvalConfig) -> bool:
+    return _fits_tokens(target * MODEL_TOKENS_PER_COUNTED, config)
+
+
+def _fits_tokens(model_tokens: float, config: EvalConfig) -> bool:
     window = config.model.context_tokens
-    return window is None or target * MODEL_TOKENS_PER_COUNTED + _PROMPT_OVERHEAD + config.model.max_tokens <= window
+    return window is None or model_tokens + _PROMPT_OVERHEAD + config.model.max_tokens <= window
 
 
 def _sample(items: Sequence[Item], k: int, seed: int) -> list[Item]:
@@ -208,7 +232,9 @@ def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), text)
 
 
-def _record(thing: Variant | _Probe, result: LLMResult, config: EvalConfig) -> AnswerRecord:
+def _record(thing: Variant | _Probe | KVPrompt, result: LLMResult, config: EvalConfig) -> AnswerRecord:
+    if isinstance(thing, KVPrompt):
+        return _kv_record(thing, result, config)
     variant = thing.variant if isinstance(thing, _Probe) else thing
     item = variant.item
     if isinstance(thing, _Probe):
@@ -230,7 +256,21 @@ def _record(thing: Variant | _Probe, result: LLMResult, config: EvalConfig) -> A
     )
 
 
-def _assemble(asked: Sequence[Variant | _Probe], answers: dict[str, AnswerRecord]) -> list[AnswerRecord]:
+def _kv_record(prompt: KVPrompt, result: LLMResult, config: EvalConfig) -> AnswerRecord:
+    query = prompt.query()
+    check = kv.score(result.text if result.ok else None, query.value)
+    return AnswerRecord(
+        key=prompt.key, item_id=prompt.object_id, condition=kv.CONDITION, param=prompt.position,
+        model=config.model.model, rendering=config.rendering, answer=result.text, value=check.value,
+        syntactic_ok=check.syntactic_ok, value_matches=check.value_matches, correct=check.correct,
+        failure=result.error and redact(result.error),
+        latency_s=result.latency_s, prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
+        cached=result.cached, context_tokens=prompt.context_tokens, turns=0, fact_turn_indices=(),
+        fact_depth=prompt.index / (prompt.keys - 1), kv=query,
+    )
+
+
+def _assemble(asked: Sequence[Variant | _Probe | KVPrompt], answers: dict[str, AnswerRecord]) -> list[AnswerRecord]:
     """Every answer (or failure) in plan order; main rows get their error source."""
     probed: dict[str, dict[int, bool]] = {}  # item id -> fact -> recalled, for the probes answered
     rule_known: dict[str, bool] = {}
