@@ -7,6 +7,11 @@ Templates of two or more facts anchor on a fact: up to ``per_anchor`` random fac
 anchor entity, then a random walk to the template's other facts (a shared node, or for
 comparison a shared relation), all bound; the template only verifies the candidates, so
 a hub costs its degree once per call instead of its neighbourhood per anchor.
+A set-valued chain (multihop_set) walks from its start along one-valued relations to a node
+where a relation fans out (2 to ``max_set_size`` values, counted by the engine) and, when the
+fan is not the last hop, picks a last relation every member has once; it binds the chain up
+to the fan and the relations, so the template lists every member, and each fan is judged
+whole (:func:`_fan_units`).
 Results are sorted before any random choice, so the same seed gives the same subgraphs
 on the embedded store and on a remote endpoint.
 """
@@ -18,6 +23,7 @@ import decimal
 import itertools
 import random
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 import pyoxigraph as ox
 
@@ -33,27 +39,36 @@ Unit = tuple[Row, ...]  # the rows of one subgraph: one, or a contiguous group (
 
 CONDITIONAL_VARIANTS = {"shared_subject": "conditional_subject", "shared_object": "conditional_object", "chain": "conditional_chain"}
 MULTIHOP_HOPS = (2, 3, 4)
+# a set-valued chain fans out at its last hop, or at the one before it ("mid")
+MULTIHOP_SET_VARIANTS = {f"{h}-hop-{at}": f"multihop_set_{h}_{at}" for h in MULTIHOP_HOPS for at in ("last", "mid")}
 _GROUP_KEYS = {"set": ("key", "r", "inverse"), "rule_application": ("rule", "e")}
 _LABEL_CHUNK = 500
 
 
 def templates_for(shape: Shape | str, hops: int = 2, variant: str | None = None) -> list[str]:
-    """The template names a shape draws from (conditional: all three forms unless ``variant``)."""
+    """The template names a shape draws from: conditional all three forms and multihop_set
+    every chain length and fan position (``hops`` is multihop's), unless ``variant`` names one."""
     try:
         shape = Shape(shape)
     except ValueError:
         raise UnknownShapeError(f"unknown shape {shape!r}; choose one of {', '.join(s.value for s in Shape)}") from None
     if shape is Shape.conditional:
-        if variant is None:
-            return list(CONDITIONAL_VARIANTS.values())
-        if variant not in CONDITIONAL_VARIANTS:
-            raise UnknownShapeError(f"unknown conditional variant {variant!r}; choose one of {', '.join(CONDITIONAL_VARIANTS)}")
-        return [CONDITIONAL_VARIANTS[variant]]
+        return _variant_templates(shape, CONDITIONAL_VARIANTS, variant)
+    if shape is Shape.multihop_set:
+        return _variant_templates(shape, MULTIHOP_SET_VARIANTS, variant)
     if shape is Shape.multihop:
         if hops not in MULTIHOP_HOPS:
             raise UnknownShapeError(f"multihop needs 2, 3 or 4 hops, not {hops}")
         return [f"multihop_{hops}"]
     return [shape.value]
+
+
+def _variant_templates(shape: Shape, variants: dict[str, str], variant: str | None) -> list[str]:
+    if variant is None:
+        return list(variants.values())
+    if variant not in variants:
+        raise UnknownShapeError(f"unknown {shape.value} variant {variant!r}; choose one of {', '.join(variants)}")
+    return [variants[variant]]
 
 
 # --------------------------------------------------------------------------- builders
@@ -124,6 +139,39 @@ def _multihop(hops: int) -> Callable[[Unit, _Nodes], Subgraph]:
     return build
 
 
+def _multihop_set(hops: int, fan_hop: int) -> Callable[[Unit, _Nodes], Subgraph]:
+    at = "last" if fan_hop == hops else "mid"
+
+    def build(unit: Unit, n: _Nodes) -> Subgraph:
+        first = unit[0]
+        start, bridges = first["n"], [first[f"b{i}"] for i in range(1, fan_hop)]
+        chain = [start, *bridges]
+        facts = []
+        if bridges:
+            inverse_first = _true(first["inv1"])
+            facts.append(n.fact(bridges[0], first["r1"], start) if inverse_first else n.fact(start, first["r1"], bridges[0]))
+            facts += [n.fact(chain[i - 1], first[f"r{i}"], chain[i]) for i in range(2, fan_hop)]
+        pivot, relation = chain[-1], first[f"r{fan_hop}"]
+        rows = sorted(unit, key=lambda row: str(row["m"]))
+        inverse = _true(first[f"inv{fan_hop}"])
+        facts += [n.fact(row["m"], relation, pivot) if inverse else n.fact(pivot, relation, row["m"]) for row in rows]
+        members = [row["m"] for row in rows]
+        if fan_hop < hops:
+            facts += [n.fact(row["m"], row[f"r{hops}"], row["a"]) for row in rows]
+        ends = {row["a"] for row in rows} if fan_hop < hops else set(members)
+        answer = sorted(ends - {start}, key=str)
+        hidden = bridges + (members if fan_hop < hops else [])
+        # dict.fromkeys: a chain back to its start meets its first fact again as a fan fact
+        return _subgraph(Shape.multihop_set, f"{hops}-hop-{at}", f"multihop_set_{hops}_{at}", dict.fromkeys(facts),
+                         map(n, answer), [n(start)], map(n, hidden))
+
+    return build
+
+
+def _true(term: Term) -> bool:
+    return term.value == "true"
+
+
 def _comparison(unit: Unit, n: _Nodes) -> Subgraph:
     (row,) = unit
     facts = [n.fact(row["s1"], row["r"], row["v1"]), n.fact(row["s2"], row["r"], row["v2"])]
@@ -148,6 +196,8 @@ BUILDERS: dict[str, Callable[[Unit, _Nodes], Subgraph]] = {
     "conditional_object": _conditional("shared_object", "conditional_object", ("s", "ra", "x"), ("t", "rb", "x"), ("s", "t")),
     "conditional_chain": _conditional("chain", "conditional_chain", ("s", "ra", "x"), ("x", "rb", "o"), ("s", "o")),
     **{f"multihop_{h}": _multihop(h) for h in MULTIHOP_HOPS},
+    **{f"multihop_set_{h}_last": _multihop_set(h, h) for h in MULTIHOP_HOPS},
+    **{f"multihop_set_{h}_mid": _multihop_set(h, h - 1) for h in MULTIHOP_HOPS},
     "comparison": _comparison,
     "rule_application": _rule_application,
 }
@@ -156,6 +206,9 @@ BUILDERS: dict[str, Callable[[Unit, _Nodes], Subgraph]] = {
 # --------------------------------------------------------------------------- rows -> units
 def _units(template: Template, variables: Sequence[str], rows: Iterable[tuple], max_set_size: int) -> Iterator[Unit]:
     dict_rows = (dict(zip(variables, row, strict=True)) for row in rows)
+    if template.fan_hop:
+        yield from _fans(template, variables, dict_rows, max_set_size)
+        return
     keys = _GROUP_KEYS.get(template.name)
     if keys is None:
         yield from ((row,) for row in dict_rows)
@@ -164,6 +217,60 @@ def _units(template: Template, variables: Sequence[str], rows: Iterable[tuple], 
         unit = tuple(group)
         if template.name != "set" or 2 <= len(unit) <= max_set_size:
             yield unit
+
+
+def _fans(template: Template, variables: Sequence[str], rows: Iterable[Row], max_set_size: int) -> Iterator[Unit]:
+    """The rows of each fan (they share everything before the member), gathered whatever
+    order they come in and sorted, then judged whole. A fan past ``max_set_size`` members
+    keeps none of its rows (enumeration meets hubs' fans of thousands)."""
+    keys = variables[: variables.index("m")]
+    fans: dict[tuple, dict[Term, list[Row]] | None] = {}  # fan -> its rows by member; None: too many members
+    for row in rows:
+        key = tuple(row[k] for k in keys)
+        members = fans.setdefault(key, {})
+        if members is not None:
+            members.setdefault(row["m"], []).append(row)
+            if len(members) > max_set_size:
+                fans[key] = None
+    for members in fans.values():
+        if members is not None:
+            fan = [row for member_rows in members.values() for row in member_rows]
+            fan.sort(key=lambda row: tuple(map(str, row.values())))
+            yield from _fan_units(template, tuple(fan), max_set_size)
+
+
+def _fan_units(template: Template, rows: Unit, max_set_size: int) -> Iterator[Unit]:
+    """The answerable chains of one fan (its rows, one per member and last value): 2 to
+    ``max_set_size`` IRI members, none a bridge before the fan; when the fan is not the last
+    hop, every member has exactly one value of the last relation and none is the start (which
+    the question names); the ends, the start left out, are 2 to ``max_set_size`` IRIs, none a
+    bridge. One unit per last relation that passes."""
+    members = {row["m"] for row in rows}
+    bridges = {rows[0][f"b{i}"] for i in range(1, template.fan_hop)}
+    if not 2 <= len(members) <= max_set_size or not _iris(members) or members & bridges:
+        return
+    start = rows[0]["n"]
+    if template.fan_hop == template.hops:
+        if _answerable(members, start, bridges, max_set_size):
+            yield rows
+        return
+    if start in members:
+        return
+    last = f"r{template.hops}"
+    for relation in sorted({row[last] for row in rows if row[last] is not None}, key=str):
+        chosen = tuple(row for row in rows if row[last] == relation and row["a"] is not None)
+        reached = collections.Counter(row["m"] for row in chosen)
+        if reached.keys() == members and max(reached.values()) == 1:
+            if _answerable({row["a"] for row in chosen}, start, bridges | members, max_set_size):
+                yield chosen
+
+
+def _answerable(ends: set[Term], start: Term, bridges: set[Term], max_set_size: int) -> bool:
+    return _iris(ends) and not ends & bridges and 2 <= len(ends - {start}) <= max_set_size
+
+
+def _iris(nodes: Iterable[Term]) -> bool:
+    return all(isinstance(node, ox.NamedNode) for node in nodes)
 
 
 def _unit_key(unit: Unit) -> tuple[str, ...]:
@@ -189,8 +296,9 @@ def enumerate_subgraphs(
 ) -> Iterator[Subgraph]:
     """Every subgraph of a shape, template by template, streamed (stops after ``limit``).
 
-    Conditional and multi-hop results grow with the sum of squared degrees: on a large
-    graph use :func:`sample_subgraphs` rather than enumerating them all.
+    Conditional and multi-hop results grow with the sum of squared degrees, and a
+    multihop_set template reads all its rows before it judges a fan: on a large graph use
+    :func:`sample_subgraphs` rather than enumerating them all.
     """
     names = templates_for(shape, hops, variant)
     _require_rules(kg, names)
@@ -221,8 +329,10 @@ def sample_subgraphs(
 ) -> Iterator[Subgraph]:
     """Up to ``limit`` subgraphs drawn around random anchor entities (deterministic per seed).
 
-    A shape with several templates (conditional) takes from each in turn. Fewer than
-    ``limit`` come back only when every anchor has been tried.
+    A shape with several templates (conditional, multihop_set) takes from each in turn.
+    Fewer than ``limit`` come back only when every anchor has been tried. multihop_set
+    leaves out a fan whose relation has more than ``max_set_size`` facts the other way at
+    its node (the template would read them all).
     """
     if limit < 0 or per_anchor < 1 or batch_size < 1:
         raise KgsynthError("limit must be >= 0, per_anchor and batch_size >= 1")
@@ -232,7 +342,7 @@ def sample_subgraphs(
     populations = {t.anchors_from: _anchor_population(kg, t.anchors_from) for t in templates}
     facts = _Facts(kg)  # shared: the conditional forms walk around many of the same hubs
     streams = [
-        _sample_template(kg, t, populations[t.anchors_from], facts, random.Random(f"{seed}:{t.name}"), per_anchor, batch_size, max_set_size)
+        _sample_template(kg, t, populations[t.anchors_from], facts, _rng(seed, t), per_anchor, batch_size, max_set_size)
         for t in templates
     ]
     produced = 0
@@ -246,6 +356,12 @@ def sample_subgraphs(
             yield subgraph
             if produced >= limit:
                 return
+
+
+def _rng(seed: int, template: Template) -> random.Random:
+    """A template's own random stream; the set-valued chains share theirs, so that they walk
+    from the same anchors in the same order and read the facts around them once."""
+    return random.Random(f"{seed}:{Shape.multihop_set.value if template.fan_hop else template.name}")
 
 
 def _anchor_population(kg: KnowledgeGraph, name: str) -> list[Term]:
@@ -281,6 +397,8 @@ class _Facts:
     def __init__(self, kg: KnowledgeGraph):
         self.kg = kg
         self.found: dict[str, dict[Term, list[tuple]]] = {lookup: {} for lookup in _LOOKUPS}
+        self.fanned: dict[Term, dict[tuple[Term, bool], list[Term]]] = {}
+        self.one_valued: dict[Term, set[Term]] = {}
 
     def around(self, terms: Iterable[Term], lookup: str) -> dict[Term, list[tuple]]:
         found = self.found[lookup]
@@ -294,6 +412,35 @@ class _Facts:
                 found[term] = sorted(facts, key=lambda f: tuple(map(str, f)))
         return found
 
+    def fans(self, terms: Iterable[Term], max_set_size: int) -> dict[Term, dict[tuple[Term, bool], list[Term]]]:
+        """The ways each node fans out: (relation, inverse) -> its 2 to ``max_set_size``
+        members, all IRIs, sorted. A relation with more than ``max_set_size`` facts the other
+        way at the node is left out: a template reads both ways, and a hub's side would be rows
+        by the thousand. Found by the engine (``fans.rq``), once per node."""
+        missing = sorted({t for t in terms if t not in self.fanned and isinstance(t, ox.NamedNode | ox.Literal)}, key=str)
+        found: dict[Term, list[tuple[tuple[Term, bool], list[Term]]]] = {t: [] for t in missing}
+        if missing:
+            limit = ox.Literal(max_set_size)
+            values = (("x", "limit"), [(t, limit) for t in missing])
+            for x, p, out, into in self.kg.select(load_template("fans").text, values):
+                for inverse, ends in ((False, out.value.split()), (True, into.value.split())):
+                    if len(ends) >= 2 and "-" not in ends:
+                        found[x].append(((p, inverse), sorted(map(ox.NamedNode, ends), key=str)))
+        for term, ways in found.items():  # sorted: the engine's order is its own
+            self.fanned[term] = dict(sorted(ways, key=lambda way: (str(way[0][0]), way[0][1])))
+        return self.fanned
+
+    def relations_one_valued(self, terms: Iterable[Term]) -> dict[Term, set[Term]]:
+        """The relations each node has exactly once, with an IRI value (``relations_one_valued.rq``)."""
+        missing = sorted({t for t in terms if t not in self.one_valued and isinstance(t, ox.NamedNode)}, key=str)
+        for term in missing:
+            self.one_valued[term] = set()
+        if missing:
+            values = (("s",), [(t,) for t in missing])
+            for node, relation in self.kg.select(load_template("relations_one_valued").text, values):
+                self.one_valued[node].add(relation)
+        return self.one_valued
+
 
 def _is_numeric_or_date(term: Term) -> bool:
     """What the comparison template accepts as a value: numbers and dates (not booleans, years)."""
@@ -306,9 +453,13 @@ def _pick(options: list, k: int, rng: random.Random) -> list:
     return options if len(options) <= k else rng.sample(options, k)
 
 
-def _bindings(facts: _Facts, template: Template, batch: list[Term], rng: random.Random, per_anchor: int) -> list[tuple]:
+def _bindings(facts: _Facts, template: Template, batch: list[Term], rng: random.Random, per_anchor: int,
+              max_set_size: int) -> list[tuple]:
     """VALUES rows for a batch of anchor entities: the entities, or up to ``per_anchor``
-    random facts of each (reversed too, and walked on, if the template asks)."""
+    random facts of each (reversed too, and walked on, if the template asks), or the
+    set-valued chains walked from each."""
+    if template.fan_hop:
+        return _fan_bindings(facts, template, batch, rng, per_anchor, max_set_size)
     if not template.anchors_facts:
         return [(a,) for a in batch]
     by_entity = facts.around(batch, "out")
@@ -367,6 +518,113 @@ def _chain_steps(options: list[tuple], path: tuple, last: bool) -> list[tuple]:
     return [f for f in options if f[2] not in visited and (last or isinstance(f[2], ox.NamedNode))]
 
 
+@dataclass(frozen=True)
+class _ChainWalk:
+    """One walk of a set-valued chain: what it has bound so far and where it stands."""
+
+    origin: tuple  # where it began (an anchor entity or fact): walks from one origin share a budget
+    here: Term  # the node the next hop leaves from
+    visited: frozenset[Term]
+    bound: dict[str, Term]
+
+    def to(self, node: Term, **bound: Term) -> _ChainWalk:
+        return _ChainWalk(self.origin, node, self.visited | {node}, self.bound | bound)
+
+
+def _fan_bindings(facts: _Facts, template: Template, batch: list[Term], rng: random.Random, budget: int,
+                  max_set_size: int) -> list[tuple]:
+    """VALUES rows for a set-valued chain: random walks from each anchor entity along
+    one-valued relations to IRIs (the first hop may also go back along any fact) up to a node
+    that fans out, then the fan's relation and, when the fan is not the last hop, a last
+    relation every member has exactly once. Walks from one origin keep at most ``budget``
+    continuations after every hop; the template verifies and lists the members."""
+    walks = _chain_starts(facts, template, batch, rng, budget)
+    for hop in range(2, template.fan_hop):
+        walks = _chain_hop(facts, walks, hop, rng, budget)
+    walks = _fan_out(facts, template, walks, rng, budget, max_set_size)
+    rows = {tuple(walk.bound[v] for v in template.bind) for walk in walks}
+    return sorted(rows, key=lambda row: tuple(map(str, row)))
+
+
+def _chain_starts(facts: _Facts, template: Template, batch: list[Term], rng: random.Random,
+                  budget: int) -> list[_ChainWalk]:
+    """Where chains start: at the anchor entity, or at the value of a random fact of it; when
+    the fan is not the first hop, with the first hop taken: forward along a one-valued
+    relation to an IRI, or back along that fact (the template checks that the start has no
+    other such subject)."""
+    by_entity = facts.around(batch, "out")
+    walks = []
+    for entity in sorted(set(batch), key=str):
+        options = by_entity.get(entity, [])
+        backward = [(o, r, s) for s, r, o in _pick(options, budget, rng)]
+        if template.fan_hop == 1:
+            for origin in [(entity,), *backward]:  # the start is where the chain fans out
+                walks.append(_ChainWalk(origin, origin[0], frozenset({origin[0]}), {"n": origin[0]}))
+            continue
+        forward = [f for f in _single_valued(options) if isinstance(f[2], ox.NamedNode)]
+        for start, r, node in [*_pick(forward, budget, rng), *backward]:
+            bound = {"n": start, "r1": r, "b1": node}
+            walks.append(_ChainWalk((start, r, node), node, frozenset({start, node}), bound))
+    return walks
+
+
+def _chain_hop(facts: _Facts, walks: list[_ChainWalk], hop: int, rng: random.Random, budget: int) -> list[_ChainWalk]:
+    """Each walk one hop on to the next bridge: along a one-valued relation to an IRI off the walk."""
+    functional = facts.around({walk.here for walk in walks}, "functional")
+    grown = []
+    for walk, allowed in _allowances(walks, budget):
+        steps = [(r, o) for _, r, o in functional.get(walk.here, [])
+                 if isinstance(o, ox.NamedNode) and o not in walk.visited]
+        grown += [walk.to(o, **{f"r{hop}": r, f"b{hop}": o}) for r, o in _pick(steps, allowed, rng)]
+    return grown
+
+
+def _fan_out(facts: _Facts, template: Template, walks: list[_ChainWalk], rng: random.Random, budget: int,
+             max_set_size: int) -> list[_ChainWalk]:
+    """Each walk's fan: a relation with 2 to ``max_set_size`` members at its node (either way,
+    see :meth:`_Facts.fans`) and, when the fan is not the last hop, a last relation."""
+    fans = facts.fans({walk.here for walk in walks}, max_set_size)
+    if template.fan_hop == template.hops:
+        return _last_fans(template, walks, fans, rng, budget)
+    return _fans_then_last_hop(facts, template, walks, fans, rng, budget)
+
+
+def _last_fans(template: Template, walks: list[_ChainWalk], fans: dict, rng: random.Random,
+               budget: int) -> list[_ChainWalk]:
+    # the template lists the members, both ways: the relation is all a walk binds
+    grown = []
+    for walk, allowed in _allowances(walks, budget):
+        relations = sorted({relation for relation, _ in fans[walk.here]}, key=str)
+        grown += [walk.to(walk.here, **{f"r{template.fan_hop}": r}) for r in _pick(relations, allowed, rng)]
+    return grown
+
+
+def _fans_then_last_hop(facts: _Facts, template: Template, walks: list[_ChainWalk], fans: dict, rng: random.Random,
+                        budget: int) -> list[_ChainWalk]:
+    """Fans whose members are all off the walk, each with a last relation that every member
+    has exactly once, with an IRI value; the fans are picked before their members are looked up."""
+    chosen = []  # (walk, allowance, its fans)
+    for walk, allowed in _allowances(walks, budget):
+        ways = [(way, members) for way, members in fans[walk.here].items() if not walk.visited.intersection(members)]
+        chosen.append((walk, allowed, [(r, members) for (r, _), members in _pick(ways, allowed, rng)]))
+    one_valued = facts.relations_one_valued({m for _, _, ways in chosen for _, members in ways for m in members})
+    fan, last = f"r{template.fan_hop}", f"r{template.hops}"
+    grown = []
+    for walk, allowed, ways in chosen:
+        steps = [(r, r_last) for r, members in ways
+                 for r_last in sorted(set.intersection(*(one_valued[m] for m in members)), key=str)]
+        grown += [walk.to(walk.here, **{fan: r, last: r_last}) for r, r_last in _pick(steps, allowed, rng)]
+    return grown
+
+
+def _allowances(walks: list[_ChainWalk], budget: int) -> Iterator[tuple[_ChainWalk, int]]:
+    """Each walk with how many continuations it may take: walks from one origin share ``budget``."""
+    for _, group in itertools.groupby(walks, key=lambda walk: walk.origin):
+        group = list(group)
+        for walk in group:
+            yield walk, max(1, budget // len(group))
+
+
 def _sample_template(
     kg: KnowledgeGraph,
     template: Template,
@@ -380,7 +638,7 @@ def _sample_template(
     seen: set[str] = set()  # a fact and its reverse (o p s) can reach one subgraph from two anchors
     queries = rule_application_queries(kg) if template.name == "rule_application" else (template.text,)
     for batch in _anchor_batches(population, rng, batch_size):
-        values = (template.bound_variables, _bindings(facts, template, batch, rng, per_anchor))
+        values = (template.bound_variables, _bindings(facts, template, batch, rng, per_anchor, max_set_size))
         results = [kg.select(query, values) for query in queries]
         rows = itertools.chain.from_iterable(results)
         by_anchor: dict[tuple, list[Unit]] = {}

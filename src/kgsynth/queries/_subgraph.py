@@ -22,6 +22,7 @@ class Shape(StrEnum):
     set = "set"
     conditional = "conditional"
     multihop = "multihop"
+    multihop_set = "multihop_set"
     comparison = "comparison"
     rule_application = "rule_application"
 
@@ -105,6 +106,9 @@ class Subgraph(BaseModel):
         mention: nodes the question must name (they identify the answer uniquely).
         hidden: nodes the question must not state: multi-hop bridges (described, never
             named) and the values a comparison or rule application is decided by.
+            A multihop_set's facts come in chain order: the hops before the fan, the fan's
+            facts (by member), then, when the fan is not the last hop, each member's last
+            hop; a fact met twice (a chain back to its start) is kept once.
         rule: the rule IRI node of a rule_application.
         template: the SPARQL template that produced it.
     """

@@ -11,6 +11,14 @@ A template's header comments declare how anchored sampling binds it:
 - ``# walk-functional: yes``: each walk step takes only a relation that has exactly one
   value at the node it leaves from (multi-hop chains);
 - ``# anchors-from: NAME``: the query listing candidate anchor entities.
+
+A set-valued chain (multihop_set) anchors on its start entity and declares instead:
+
+- ``# hops: H`` and ``# fan-hop: K``: a chain of H hops whose hop K fans out (K is H, or
+  H - 1 with one more hop from each member);
+- ``# bind: VARS``: what sampling binds (the chain up to the fan and the relations, not the
+  fan's direction: the template reads both); the template lists the members, and the sampler
+  judges each fan whole.
 """
 
 from __future__ import annotations
@@ -32,6 +40,9 @@ class Template:
     anchor_values: str | None = None
     walk: tuple[tuple[str, str, str], ...] = ()
     walk_functional: bool = False
+    hops: int = 0
+    fan_hop: int = 0  # 0: not a set-valued chain
+    bind: tuple[str, ...] = ()
 
     @property
     def anchors_facts(self) -> bool:
@@ -39,7 +50,10 @@ class Template:
 
     @property
     def bound_variables(self) -> tuple[str, ...]:
-        """What anchored sampling binds: the anchor, then each walk step's new variables."""
+        """What anchored sampling binds: the anchor, then each walk step's new variables
+        (a set-valued chain: its ``bind`` header)."""
+        if self.bind:
+            return self.bind
         bound = self.anchor
         for step in self.walk:
             bound += tuple(v for v in step if v not in bound)
@@ -69,6 +83,9 @@ def load_template(name: str) -> Template:
     walk = tuple((_header(text, "walk") or "").split())
     if len(anchor) not in (0, 1, 3) or len(walk) % 3 or (walk and len(anchor) != 3):
         raise UnknownShapeError(f"template {name!r}: bad anchor or walk header")
+    hops, fan_hop = int(_header(text, "hops") or 0), int(_header(text, "fan-hop") or 0)
+    if fan_hop and not hops - 1 <= fan_hop <= hops:
+        raise UnknownShapeError(f"template {name!r}: fan-hop must be the last hop or the one before it")
     return Template(
         name,
         text,
@@ -78,4 +95,7 @@ def load_template(name: str) -> Template:
         _header(text, "anchor-values"),
         tuple(zip(walk[0::3], walk[1::3], walk[2::3], strict=True)),
         _header(text, "walk-functional") == "yes",
+        hops,
+        fan_hop,
+        tuple((_header(text, "bind") or "").split()),
     )

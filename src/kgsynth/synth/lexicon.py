@@ -401,10 +401,18 @@ def _short_form(words: list[str], name: str, lang: str) -> str:
             if all(has_word(named, w) for w in words[at + 1:] if w != "the"):
                 return " ".join(words[:at])
         return " ".join(words[1:]) if has_word(named, words[0].casefold()) else noun
-    if _repeated_case(words[-1], name) is None:
+    if not _last_is_dependent(tuple(words)) or _repeated_case(words[-1], name) is None:
         return noun
     kept = words[:-2] if morph.analyzer().parse(words[-2].casefold())[0].tag.POS == "PREP" else words[:-1]
     return " ".join(kept) or noun
+
+
+@cache
+def _last_is_dependent(words: tuple[str, ...]) -> bool:
+    """Whether the last word of a Russian noun depends on a noun before it («цель поездки»,
+    «расходы на поездку»), rather than being the head after its adjectives («возвращённый
+    товар», where «товар» reads as an accusative too)."""
+    return any(morph.analyzer().parse(w.casefold())[0].tag.POS == "NOUN" for w in words[:-1])
 
 
 @cache
@@ -428,7 +436,7 @@ def noun_of(noun: str, subject: Callable[[str], str], lang: str, chained: bool =
         name = subject("nomn")
         return f"{shortened(noun, name, 'en')} of {name}"
     words = noun.split()
-    case = _repeated_case(words[-1], subject("nomn")) if len(words) > 1 else None
+    case = _repeated_case(words[-1], subject("nomn")) if _last_is_dependent(tuple(words)) else None
     if case:
         return " ".join([*words[:-1], subject(case)])
     return f"{noun} {subject('gent')}" if chained else f"{noun} у {subject('gent')}"

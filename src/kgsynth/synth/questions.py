@@ -3,14 +3,17 @@
 A question names what the reader needs and nothing the answer is: retrieval shapes ask
 for the value of a relation ("What is the monthly salary of Ivan Smirnov?"), a set, the
 entity two facts single out, or the end of a chain whose bridges are described, never
-named ("What is the opening date of the usual store of Irina Zaitseva?"). Rule questions
-come from the rule's ``kgs:question`` (``{entity}``, or ``{entity:gent}`` for a declined
-Russian name), else from a question per operation that never names the rule.
+named ("What is the opening date of the usual store of Irina Zaitseva?"), or every end of
+a chain that fans out ("List every employee who shares a department with Anna Petrova.",
+"List every traveller of a trip whose destination is Sochi."). Rule questions come from the
+rule's ``kgs:question`` (``{entity}``, or ``{entity:gent}`` for a declined Russian name),
+else from a question per operation that never names the rule.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from kgsynth.kg.vocab import Operation, Rule
 from kgsynth.queries import Fact, Node, Shape, Subgraph
@@ -38,8 +41,54 @@ def rule_question(rule: Rule, entity: Node, lang: str, lexicon: Lexicon) -> str:
     return _SLOT.sub(lambda m: lexicon.name(entity, lang, m.group(1) or "nomn"), template)
 
 
+@dataclass(frozen=True)
+class FanChain:
+    """A multihop_set subgraph read as its chain (its facts come in chain order, see Subgraph)."""
+
+    start: Node
+    prefix: tuple[Fact, ...]  # the hops before the fan, which describe the node it fans out from
+    fan: Fact  # one fact of the fan: its relation, and which side the members are on
+    fan_inverse: bool  # the members are the subjects of the fan's facts
+    members: tuple[Node, ...]
+    last: Fact | None  # one member's last hop, when the fan is not the last hop
+    ends: tuple[Node, ...]  # what the chain reaches: the answer, and the start when it comes back
+
+    @property
+    def back_to_start(self) -> bool:
+        """The chain reaches its start, which the question names and the answer leaves out."""
+        return self.start in self.ends
+
+    @property
+    def shares(self) -> bool:
+        """Two hops that go back along one relation: "who shares a department with X"."""
+        return (self.last is None and len(self.prefix) == 1 and self.back_to_start
+                and self.prefix[0].relation == self.fan.relation)
+
+
+def fan_chain(subgraph: Subgraph) -> FanChain:
+    """A multihop_set subgraph's chain, read from its facts and variant ("3-hop-mid")."""
+    hops, at = subgraph.variant.split("-hop-")
+    fan_hop = int(hops) - (at == "mid")
+    start, facts = subgraph.mention[0], subgraph.facts
+    prefix = facts[: fan_hop - 1]
+    pivot = start
+    for fact in prefix:  # the first hop may go backwards, the others go forwards
+        pivot = fact.subject if fact.object == pivot else fact.object
+    fan = facts[fan_hop - 1]
+    inverse = fan.object == pivot
+    # the first fact too: a chain back to its start keeps that fact once
+    members = tuple((f.subject if inverse else f.object) for f in facts
+                    if f.relation == fan.relation and (f.object if inverse else f.subject) == pivot)
+    if at == "last":
+        return FanChain(start=start, prefix=prefix, fan=fan, fan_inverse=inverse, members=members, last=None,
+                        ends=members)
+    last_hops = facts[fan_hop - 1 + len(members):]
+    return FanChain(start=start, prefix=prefix, fan=fan, fan_inverse=inverse, members=members, last=last_hops[0],
+                    ends=tuple(dict.fromkeys(f.object for f in last_hops)))
+
+
 def retrieval_question(subgraph: Subgraph, lang: str, lexicon: Lexicon) -> str:
-    """The question of a retrieval subgraph (simple, set, conditional, multihop, comparison)."""
+    """The question of a retrieval subgraph (simple, set, conditional, multihop, multihop_set, comparison)."""
     ask = _English(lexicon) if lang == "en" else _Russian(lexicon)
     facts = subgraph.facts
     if subgraph.shape is Shape.simple:
@@ -51,6 +100,8 @@ def retrieval_question(subgraph: Subgraph, lang: str, lexicon: Lexicon) -> str:
     if subgraph.shape is Shape.comparison:
         later = bool(facts[0].object.datatype and "date" in facts[0].object.datatype)
         return ask.comparison(facts[0], facts[1], later)
+    if subgraph.shape is Shape.multihop_set:
+        return ask.multihop_set(fan_chain(subgraph))
     return ask.multihop(facts, inverse_start=facts[0].object.value == subgraph.mention[0].value)
 
 
@@ -104,18 +155,49 @@ class _English:
     def comparison(self, a: Fact, b: Fact, later: bool) -> str:
         return f"Which has the {'later' if later else 'greater'} {self.noun(a)}: {self.name(a.subject)} or {self.name(b.subject)}?"
 
-    def multihop(self, facts: tuple[Fact, ...], inverse_start: bool) -> str:
-        first, *middle, last = facts
+    def described(self, facts: tuple[Fact, ...], inverse_start: bool) -> str:
+        """The node a chain of facts reaches, described from its start: "the usual store of
+        the customer whose loyalty card number is LC-1"."""
+        first, *rest = facts
         if inverse_start:
             inverse = self.inverse(first)
             phrase = f"the {inverse} whose {self.of_inverse(first, inverse)} is {self.name(first.object)}"
         else:
             phrase = self.of(first, first.subject)
-        for fact in middle:
+        for fact in rest:
             phrase = self.of(fact, phrase)
+        return phrase
+
+    def multihop(self, facts: tuple[Fact, ...], inverse_start: bool) -> str:
+        phrase, last = self.described(facts[:-1], inverse_start), facts[-1]
         if isinstance(last.object.python, bool):  # "Does the hotel of Booking BK-1 have a swimming pool?"
             return self.lex.yes_no_question(last.relation, phrase, "en")
         return f"{_who_or_what(last)} {self.of(last, phrase)}?"
+
+    def multihop_set(self, chain: FanChain) -> str:
+        if chain.shares:
+            return self.shared_with(chain)
+        pivot = self.described(chain.prefix, chain.prefix[0].object == chain.start) if chain.prefix else chain.start
+        fan = self.fanned(chain, pivot)
+        other = f", other than {self.name(chain.start)}" if chain.back_to_start else ""
+        if chain.last is None:
+            return _sentence(f"List every {fan}{other}")
+        members = f"{_a(fan)} {fan}"  # "the city of residence of an employee whose department is ..."
+        return _sentence(f"List every {noun_of(self.noun(chain.last), naming(members, 'en', self.lex), 'en')}{other}")
+
+    def fanned(self, chain: FanChain, pivot: Node | str) -> str:
+        """A member of the fan, without article: "employee whose department is <pivot>", "item of <pivot>"."""
+        if chain.fan_inverse:
+            inverse = self.inverse(chain.fan)
+            return f"{inverse} whose {self.of_inverse(chain.fan, inverse)} is {naming(pivot, 'en', self.lex)('nomn')}"
+        return noun_of(self.noun(chain.fan), naming(pivot, "en", self.lex), "en")
+
+    def shared_with(self, chain: FanChain) -> str:
+        # members are subjects: "employee who shares a department"; values: "item that shares an order"
+        member, shared = (self.inverse(chain.fan), self.noun(chain.fan)) if chain.fan_inverse else \
+            (self.noun(chain.fan), self.inverse(chain.fan))
+        who = "who" if all(_is_person(m) for m in chain.ends if m != chain.start) else "that"
+        return f"List every {member} {who} shares {_a(shared)} {shared} with {self.name(chain.start)}."
 
 
 class _Russian:
@@ -175,22 +257,68 @@ class _Russian:
         return (f"{_cap(self.noun(a))} {'позже' if later else 'больше'} у {self.name(a.subject, 'gent')} "
                 f"или у {self.name(b.subject, 'gent')}?")
 
-    def multihop(self, facts: tuple[Fact, ...], inverse_start: bool) -> str:
-        first, *middle, last = facts
+    def described(self, facts: tuple[Fact, ...], inverse_start: bool) -> str:
+        """The node a chain of facts reaches, described from its start, in the nominative:
+        «основной магазин покупателя, у которого номер карты лояльности — LC-1»."""
+        first, *rest = facts
         if inverse_start:
             inverse = self.inverse(first)
             phrase = (f"{inverse}, у {morph.agree('который', inverse, 'gent')} {self.of_inverse(first, inverse)} — "
                       f"{self.name(first.object)}")
         else:
             phrase = self.of(first, first.subject)
-        for fact in middle:
+        for fact in rest:
             phrase = self.of(fact, phrase)
+        return phrase
+
+    def multihop(self, facts: tuple[Fact, ...], inverse_start: bool) -> str:
+        phrase, last = self.described(facts[:-1], inverse_start), facts[-1]
         if isinstance(last.object.python, bool):  # «Есть ли бассейн в гостинице бронирования BK-1?»
             return self.lex.yes_no_question(last.relation, phrase, "ru")
         if _is_person(last.object):
             return f"Кто {self.of(last, phrase)}?"
         noun = self.noun(last)
         return f"{_cap(morph.agree('какой', noun))} {noun_of(noun, naming(phrase, 'ru', self.lex), 'ru')}?"
+
+    def multihop_set(self, chain: FanChain) -> str:
+        if chain.shares:
+            return self.shared_with(chain)
+        pivot = self.described(chain.prefix, chain.prefix[0].object == chain.start) if chain.prefix else chain.start
+        other = f", кроме {self.name(chain.start, 'gent')}" if chain.back_to_start else ""
+        head = self.inverse(chain.fan) if chain.fan_inverse else self.noun(chain.fan)
+        if chain.last is None:
+            return _sentence(f"Перечислите {_all(head)} {self.fanned(chain, pivot, 'accs')}{other}")
+        noun = self.noun(chain.last)
+        # «города проживания сотрудников, у которых отдел — …», «цели поездок, у которых …»
+        members = noun_of(noun, lambda case: self.fanned(chain, pivot, case), "ru", chained=True)
+        return _sentence(f"Перечислите {_all(noun)} {morph.decline(members, 'accs', 'plur')}{other}")
+
+    def fanned(self, chain: FanChain, pivot: Node | str, case: str) -> str:
+        """The fan's members in the plural, in ``case``: «сотрудников, у которых отдел — <pivot>»,
+        «товары заказа <pivot>»."""
+        if chain.fan_inverse:
+            inverse = self.inverse(chain.fan)
+            return (f"{morph.decline(inverse, case, 'plur')}, у которых {self.of_inverse(chain.fan, inverse)} — "
+                    f"{naming(pivot, 'ru', self.lex)('nomn')}")
+        members = noun_of(self.noun(chain.fan), naming(pivot, "ru", self.lex), "ru", chained=True)
+        return morph.decline(members, case, "plur")
+
+    def shared_with(self, chain: FanChain) -> str:
+        member, shared = (self.inverse(chain.fan), self.noun(chain.fan)) if chain.fan_inverse else \
+            (self.noun(chain.fan), self.inverse(chain.fan))
+        return (f"Перечислите {_all(member)} {morph.decline(member, 'accs', 'plur')}, у которых "
+                f"{morph.agree('тот', shared)} же {shared}, что и у {self.name(chain.start, 'gent')}.")
+
+
+def _sentence(text: str) -> str:
+    """``text`` with a full stop, unless it ends with one ("… 31 августа 2009 г.")."""
+    return text if text.endswith(".") else f"{text}."
+
+
+def _a(phrase: str) -> str:
+    """The indefinite article before ``phrase`` (by its first letter)."""
+    first = next((c for c in phrase.casefold() if c.isalpha()), "")
+    return "an" if first in "aeiou" else "a"
 
 
 def _is_person(node: Node) -> bool:

@@ -30,7 +30,7 @@ from kgsynth.kg.vocab import Operation, Rule
 from kgsynth.queries import Fact, Node, Shape, Subgraph
 from kgsynth.synth.formats import AnswerFormat, Choices, Constraints, canonical_gold, class_aliases
 from kgsynth.synth.lexicon import Lexicon, Wording, wording
-from kgsynth.synth.questions import retrieval_question, rule_question
+from kgsynth.synth.questions import fan_chain, retrieval_question, rule_question
 from kgsynth.synth.rules import RuleEvaluationError, RuleOutcome, evaluate_subgraph
 
 LANGUAGES = ("en", "ru")
@@ -273,7 +273,9 @@ class ScenarioBuilder:
         shape = subgraph.shape
         facts = subgraph.facts
         entity = subgraph.mention[0]
-        if shape is Shape.set:
+        if shape is Shape.multihop_set and not self._one_class_each(subgraph):
+            return
+        if shape in (Shape.set, Shape.multihop_set):
             fmt, gold_value = AnswerFormat.set, list(subgraph.answer)
         elif len(subgraph.answer) == 1:
             fmt, gold_value = _answer_format(subgraph.answer[0], self.languages), subgraph.answer[0]
@@ -286,6 +288,8 @@ class ScenarioBuilder:
         if gold is None:
             return
         question = {lang: retrieval_question(subgraph, lang, self.lexicon) for lang in self.languages}
+        if shape is Shape.multihop_set and _names_any(question, (*subgraph.hidden, *subgraph.answer)):
+            return  # a bridge or a member named in the question (in the start's name): a hop skipped
         words = self._wording(entity, None, facts)
         # a value ("2025-05-31", "Kazan" as an inverse set's key) is stated with its fact, never made the topic
         name_piece = shape is not Shape.comparison and entity.kind == "iri" and any(f.subject == entity for f in facts)
@@ -295,8 +299,17 @@ class ScenarioBuilder:
                 cell=cell, shape=shape, variant=subgraph.variant, subgraph_id=subgraph.id, entity=entity,
                 facts=facts, pieces=pieces, topic={lang: shape.value for lang in self.languages}, question=question,
                 wording=words, constraints=constraints, gold=gold, gold_aliases=aliases, answer_in_dialogue=True,
-                hidden=subgraph.hidden if shape is Shape.multihop else (),
+                hidden=subgraph.hidden if shape in (Shape.multihop, Shape.multihop_set) else (),
             )
+
+    def _one_class_each(self, subgraph: Subgraph) -> bool:
+        """Whether a set-valued chain's members, and its ends, are each of one class (the
+        start, which the answer leaves out, aside): the question names them by one noun
+        ("List every employee ..."), which may come from the class, so a fan of offices and a
+        store cannot be asked."""
+        chain = fan_chain(subgraph)
+        return all(len({getattr(self.lexicon.class_of(n), "value", None) for n in nodes if n != chain.start}) == 1
+                   for nodes in (chain.members, chain.ends))
 
     # ------------------------------------------------------------------ gold
     def _gold(self, fmt: AnswerFormat, value: object, constraints: Constraints, options: Sequence[Node] = ()):
@@ -320,6 +333,12 @@ class ScenarioBuilder:
             }
             return gold, aliases
         return {lang: canonical_gold(value, fmt, constraints) for lang in self.languages}, {}
+
+
+def _names_any(question: dict[str, str], nodes: Sequence[Node]) -> bool:
+    """Whether a question says the label of any of ``nodes`` in its language."""
+    return any(node.kind == "iri" and node.label_in(lang).casefold() in text.casefold()
+               for lang, text in question.items() for node in nodes)
 
 
 def _scenario(**fields) -> Scenario:
