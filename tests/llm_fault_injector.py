@@ -27,7 +27,9 @@ SCRIPTED_FAULTS = ("drip", "401_echo", "500_echo")
 class FaultInjectingServer:
     """``script``: faults for the first requests, in order ("ok" for a good reply); after
     it, each request is a fault out of ``faults`` with probability ``rate`` (seeded). ``reply(request)`` gives
-    the good reply's content. ``reject_json_schema`` answers HTTP 500 to any request with a
+    the good reply's content. ``fault_for(request)``, when given, names the action for each
+    request by its content (None: go on to the script), so concurrent requests meet their
+    faults whatever order they arrive in. ``reject_json_schema`` answers HTTP 500 to any request with a
     ``json_schema`` response_format, as llama.cpp's server does."""
 
     def __init__(
@@ -40,10 +42,11 @@ class FaultInjectingServer:
         reject_json_schema: bool = False,
         faults: tuple[str, ...] = FAULTS,
         drip_s: float = 0.2,
+        fault_for: Callable[[dict], str | None] | None = None,
     ):
         self.reply, self.script, self.rate = reply, list(script or []), rate
         self.random, self.stall_s, self.reject_json_schema = random.Random(seed), stall_s, reject_json_schema
-        self.faults, self.drip_s = faults, drip_s
+        self.faults, self.drip_s, self.fault_for = faults, drip_s, fault_for
         self._closing = threading.Event()  # a dripping reply stops when the server does
         self.requests: list[dict] = []  # every request body received, in order
         self.headers: list[dict] = []
@@ -69,6 +72,8 @@ class FaultInjectingServer:
             self.requests.append(body)
             if self.reject_json_schema and body.get("response_format", {}).get("type") == "json_schema":
                 return "reject"
+            if self.fault_for is not None and (action := self.fault_for(body)) is not None:
+                return action
             if self.script:
                 return self.script.pop(0)
             return self.random.choice(self.faults) if self.random.random() < self.rate else "ok"
