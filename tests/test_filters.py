@@ -31,7 +31,8 @@ def currency_items(demo_kg, rules) -> list[Item]:
     items, seen_rules = [], set()
     for plan in plans:
         for scenario in plan.scenarios:
-            if scenario.answer_format is AnswerFormat.currency and scenario.rule.iri not in seen_rules:
+            # not a 100% payout: its answer is the claimed amount, stated as a fact on purpose
+            if scenario.answer_format is AnswerFormat.currency and scenario.rule.iri not in seen_rules and not scenario.answer_in_dialogue:
                 made = [make_item(scenario, lang, DialogueSettings(), 0) for lang in ("en", "ru")]
                 if all(f.reason(i) is None for f in (AnswerStatedFilter(), RuleLeakageFilter(rules)) for i in made):
                     seen_rules.add(scenario.rule.iri)

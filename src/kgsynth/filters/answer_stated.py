@@ -1,6 +1,7 @@
 """Answer stated: a computed answer must not already appear in the dialogue.
 
-Retrieval items (the answer is one of the dialogue's facts) and yes/no answers (the
+Items whose answer is one of the dialogue's facts (retrieval, and a rule whose answer
+is an input, as a 100% payout is the claim) and yes/no answers (the
 words occur in any conversation) are out of scope; for the rest the gold value is looked
 for in every writing the checker understands (numbers with any grouping, dates in ISO,
 D.M.YYYY or with month names, text labels as whole normalised words).

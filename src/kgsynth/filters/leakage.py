@@ -1,9 +1,10 @@
 """Rule leakage: the dialogue must not state the semantic rule.
 
 Looks for the rule's numbers (rates as percentages and fractions, constant thresholds,
-day windows, bracket bounds), its label and statement, and percentage wording. A fact
-value that happens to equal one of the rule's numbers is rejected too: the reader could
-not tell it from a leak. 0 and 1 are not markers (a 100% rate is "1").
+day windows, bracket bounds), its label and statement, and percentage wording. A rule
+number that is the value of one of the item's own facts is not a leak: it is the input
+on the rule's edge (an engine of exactly 100 hp, a claim filed on day 30) that tests ">"
+against ">=". 0 and 1 are not markers (a 100% rate is "1").
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ class RuleLeakageFilter(ItemFilter):
         squeezed = _GROUPED.sub("", text)
         if any(d in squeezed for d in self.digits[iri]):
             said = {n.normalize() for n in numbers_in(text)}
-            leaked = sorted(said & self.numbers[iri])
+            leaked = sorted(said & self.numbers[iri] - _fact_numbers(item))
             if leaked:
                 return f"the dialogue contains the rule's number {leaked[0]:f}"
         folded = text.casefold().replace("ё", "е")  # as normalize_text does to the phrase
@@ -63,3 +64,8 @@ class RuleLeakageFilter(ItemFilter):
             if normalized in folded:
                 return f"the dialogue names the rule: {phrase!r}"
         return None
+
+
+def _fact_numbers(item: Item) -> set[Decimal]:
+    """The numbers of the item's facts as the dialogue states them (final values)."""
+    return {n.normalize() for value in item.metadata.fact_values for n in numbers_in(value)}

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError, field_validator, model_validator
 
 from kgsynth.errors import KgsynthError
 from kgsynth.llm import ModelConfig
@@ -66,6 +66,9 @@ class DatasetConfig(_Strict):
     difficulties: tuple[Difficulty, ...] = tuple(Difficulty)
     formats: tuple[AnswerFormat, ...] = tuple(AnswerFormat)
     version: str = "0.1.0"
+    branch_weights: dict[str, dict[str, PositiveFloat]] = Field(
+        {}, description="per rule (IRI or local name), the weight of each way its answer can go: yes / no, a class "
+        "(local name), 'rate 0.5' (the case's rate), zero / non-zero; an unlisted one weighs 1, so answers are even by default")
 
     @model_validator(mode="after")
     def _languages_known(self) -> DatasetConfig:

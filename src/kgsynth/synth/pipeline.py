@@ -54,7 +54,7 @@ from kgsynth.filters import (
     apply_filters,
 )
 from kgsynth.filters.base import rejection
-from kgsynth.kg import KnowledgeGraph, load_rules
+from kgsynth.kg import KnowledgeGraph, load_rules, local_name
 from kgsynth.kg.vocab import LABEL_PATH, Rule
 from kgsynth.llm import LLMGateway, ResponseCache, StageUsage, redact
 from kgsynth.queries import Shape, sample_subgraphs
@@ -105,10 +105,37 @@ def plan_cells(kg: KnowledgeGraph, config: SynthConfig, rules: dict[str, Rule]) 
         for key in sorted(by_cell):
             scenarios = sorted(by_cell[key].values(), key=lambda s: s.id)
             random.Random(f"{config.dataset.seed}:{key}").shuffle(scenarios)
-            plans.append(CellPlan(key=key, scenarios=tuple(scenarios)))
+            plans.append(CellPlan(key=key, scenarios=_branches_take_turns(scenarios, config.dataset.branch_weights)))
         if ExactDuplicateFilter.name in config.filter_order:  # the keys are 10^5 more objects
             plans.sort(key=lambda plan: (_questions(plan, config.dataset.languages), plan.key))
     return plans
+
+
+def _branches_take_turns(scenarios: list[Scenario], weights: dict[str, dict[str, float]]) -> tuple[Scenario, ...]:
+    """The cell's shuffled scenarios with each rule's branches (yes / no, each class, each
+    case's rate...) taking turns in the places the shuffle gave that rule, in proportion to
+    ``weights`` (even by default), a scenario on the rule's edge first within its branch: a
+    cell fills from the front, so what the graph holds most of does not crowd out the rest
+    and ">" versus ">=" gets asked. A branch that runs out leaves its turns to the others."""
+    places: dict[str, list[int]] = defaultdict(list)
+    for index, scenario in enumerate(scenarios):
+        if scenario.rule is not None:
+            places[scenario.rule.iri].append(index)
+    ordered = list(scenarios)
+    for iri, indices in places.items():
+        queues: dict[str, list[Scenario]] = {}  # in order of first appearance: the seed breaks ties
+        for index in indices:
+            queues.setdefault(scenarios[index].branch, []).append(scenarios[index])
+        for queue in queues.values():
+            queue.sort(key=lambda s: not s.boundary)  # stable: the shuffle's order otherwise
+        wanted = weights.get(iri) or weights.get(local_name(iri)) or {}
+        taken: Counter[str] = Counter()
+        for index in indices:
+            branch = min((b for b, q in queues.items() if len(q) > taken[b]),
+                         key=lambda b: (taken[b] + 1) / wanted.get(b, 1.0))
+            ordered[index] = queues[branch][taken[branch]]
+            taken[branch] += 1
+    return tuple(ordered)
 
 
 def _questions(plan: CellPlan, languages: Sequence[str]) -> int:
@@ -790,6 +817,8 @@ def _assemble(
     version, seed = config.dataset.version, config.dataset.seed
     counts: Counter[str] = Counter()
     stats = _FilterStats()
+    plan_of = {plan.key: plan for plan in plans}
+    answers = _AnswerBalance(plans, config.dataset.branch_weights)
     # Usually every spooled item is chosen in a filled cell: then each spool is the split's file.
     whole_spools = all((cell, index) in chosen for cell, candidates in work.candidates.items() for index, _ in candidates)
     with (
@@ -808,6 +837,7 @@ def _assemble(
                 if lines is not None:
                     writer.write_lines(lines)
                 counts.update(f"{record['cell']}/{language}" for language in record["languages"])
+                answers.add(plan_of[record["cell"]].scenarios[record["index"]], len(record["languages"]))
     rules_file = _write_rules(out / "private" / "rules.jsonl", rules)
     files = {str(p.relative_to(out)): sha256_file(p) for p in sorted([*writer.paths, out / "rejections.jsonl", rules_file])}
     manifest = {
@@ -823,14 +853,57 @@ def _assemble(
         "unfillable_cells": unfillable,
         "counts": dict(sorted(counts.items())),
         "filters": stats.report(stages),
+        "answers": answers.report(),
         "files": files,
-        "notes": _notes(config, per_cell, len(plans), sum(counts.values()), unfillable),
+        "notes": _notes(config, per_cell, len(plans), sum(counts.values()), unfillable) + answers.notes(),
         "run_key": run_key,
     }
     write_json_atomic(out / "manifest.json", manifest)
     write_json_atomic(out / "filter_report.json", stats.run_report(stages, manifest["items"]))
     return SynthResult(out=out, items=manifest["items"], per_cell=per_cell, filled_cells=filled,
                        unfillable_cells=unfillable, manifest=manifest, notes=manifest["notes"])
+
+
+class _AnswerBalance:
+    """Which way each rule's kept answers went (``Scenario.branch``), beside what the graph
+    offered: the manifest's check that no branch is crowded out by filtering."""
+
+    def __init__(self, plans: Sequence[CellPlan], weights: dict[str, dict[str, float]]):
+        offered: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+        for plan in plans:
+            for scenario in plan.scenarios:
+                if scenario.rule is not None:
+                    offered[local_name(scenario.rule.iri)][scenario.branch].add(scenario.subgraph_id)
+        self.offered = offered
+        self.weights = {local_name(iri): branches for iri, branches in weights.items()}
+        self.items: dict[str, Counter[str]] = defaultdict(Counter)
+        self.boundary: Counter[str] = Counter()
+
+    def add(self, scenario: Scenario, items: int) -> None:
+        if scenario.rule is not None:
+            rule = local_name(scenario.rule.iri)
+            self.items[rule][scenario.branch] += items
+            self.boundary[rule] += items if scenario.boundary else 0
+
+    def report(self) -> dict[str, dict]:
+        """Per rule: items kept and subgraphs offered per branch, and items on the rule's edge."""
+        return {rule: {"branches": {b: {"items": self.items[rule][b], "subgraphs": len(self.offered[rule][b])}
+                                    for b in sorted(self.offered[rule])},
+                       "boundary_items": self.boundary[rule]}
+                for rule in sorted(self.offered)}
+
+    def notes(self) -> list[str]:
+        """A line for each branch kept under a third of its share of the rule's items."""
+        notes = []
+        for rule in sorted(self.items):
+            kept, weights = self.items[rule], self.weights.get(rule, {})
+            total, weight = sum(kept.values()), sum(weights.get(b, 1.0) for b in self.offered[rule])
+            for branch in sorted(self.offered[rule]):
+                fair = total * weights.get(branch, 1.0) / weight
+                if kept[branch] * 3 < fair:
+                    notes.append(f"{rule}: {kept[branch]} of {total} items answer {branch!r} (a fair share is {fair:.0f}); "
+                                 f"the graph offers {len(self.offered[rule][branch])} such subgraphs")
+        return notes
 
 
 def _write_rules(path: Path, rules: dict[str, Rule]) -> Path:

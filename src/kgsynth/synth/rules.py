@@ -21,7 +21,7 @@ import pyoxigraph as ox
 from pydantic import BaseModel, ConfigDict
 
 from kgsynth.errors import KgsynthError
-from kgsynth.kg._terms import NUMERIC_TYPES, Term, to_python
+from kgsynth.kg._terms import NUMERIC_TYPES, Term, local_name, to_python
 from kgsynth.kg.vocab import XSD, Bracket, Comparison, Operation, Rule, RuleKind
 
 if TYPE_CHECKING:
@@ -63,6 +63,9 @@ class RuleOutcome(BaseModel):
             limit/threshold, start, end, the condition as an N-Triples string).
         rate: the rate applied (percent rules; the matched case's or the default rate).
         steps: a short, language-neutral derivation.
+        boundary: an input sits exactly on the rule's edge (an amount equal to the
+            threshold or a bracket's lower bound, a day count equal to the limit), where
+            ">" and ">=" give different answers.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -74,6 +77,21 @@ class RuleOutcome(BaseModel):
     inputs: dict[str, InputValue]
     rate: Decimal | None = None
     steps: tuple[str, ...]
+    boundary: bool = False
+
+    @property
+    def branch(self) -> str:
+        """Which way the rule went, for balancing answers: yes / no, the class, the case's
+        rate, or zero / non-zero; a deadline has one way."""
+        if isinstance(self.value, bool):
+            return "yes" if self.value else "no"
+        if self.operation is Operation.bracket_class:
+            return local_name(str(self.value))
+        if self.operation is Operation.case_rate:
+            return f"rate {fixed_point(plain(self.rate))}"
+        if isinstance(self.value, Decimal | int):
+            return "zero" if self.value == 0 else "non-zero"
+        return "one"
 
 
 # ------------------------------------------------------------------------------ entry points
@@ -108,11 +126,12 @@ def _fail(rule: Rule, message: str) -> NoReturn:
 
 
 def _outcome(
-    rule: Rule, value: Value, inputs: dict[str, InputValue], steps: list[str], rate: Decimal | None = None
+    rule: Rule, value: Value, inputs: dict[str, InputValue], steps: list[str], rate: Decimal | None = None,
+    boundary: bool = False,
 ) -> RuleOutcome:
     return RuleOutcome(
         value=value, operation=rule.operation, kind=rule.kind, unit=rule.unit,
-        inputs=inputs, rate=rate, steps=tuple(steps),
+        inputs=inputs, rate=rate, steps=tuple(steps), boundary=boundary,
     )
 
 
@@ -233,7 +252,7 @@ def _percent_of_excess(rule: Rule, values: Mapping[str, Sequence[Term]]) -> Rule
     excess = plain(max(Decimal(0), inputs["amount"] - limit))
     steps.append(f"excess = max(0, {fixed_point(inputs['amount'])} - {fixed_point(limit)}) = {fixed_point(excess)}")
     rate = _rate(rule)
-    return _outcome(rule, _times(rule, excess, rate, steps), inputs, steps, rate)
+    return _outcome(rule, _times(rule, excess, rate, steps), inputs, steps, rate, boundary=inputs["amount"] == limit)
 
 
 def _rate(rule: Rule) -> Decimal:
@@ -260,7 +279,7 @@ def _compare(rule: Rule, values: Mapping[str, Sequence[Term]]) -> RuleOutcome:
     result = _COMPARE[rule.comparison](amount, threshold)
     symbol = _SYMBOLS[rule.comparison]
     steps.append(f"{fixed_point(amount)} {symbol} {fixed_point(threshold)} = {str(result).lower()}")
-    return _outcome(rule, result, inputs, steps)
+    return _outcome(rule, result, inputs, steps, boundary=amount == threshold)
 
 
 def _case_rate(rule: Rule, values: Mapping[str, Sequence[Term]]) -> RuleOutcome:
@@ -324,7 +343,7 @@ def _within_days(rule: Rule, values: Mapping[str, Sequence[Term]]) -> RuleOutcom
     inputs, days, steps = _interval(rule, values)
     result = days <= max_days
     steps.append(f"{days} <= {max_days} = {str(result).lower()}")
-    return _outcome(rule, result, inputs, steps)
+    return _outcome(rule, result, inputs, steps, boundary=days == max_days)
 
 
 def _days_between(rule: Rule, values: Mapping[str, Sequence[Term]]) -> RuleOutcome:
@@ -370,7 +389,7 @@ def _bracket_class(rule: Rule, values: Mapping[str, Sequence[Term]]) -> RuleOutc
     if len({b.class_iri for b in found}) > 1:
         _fail(rule, f"the amount {fixed_point(amount)} falls in {len(found)} overlapping kgs:bracket")
     steps.append(f"{fixed_point(amount)} in {_span(found[0])} -> <{found[0].class_iri}>")
-    return _outcome(rule, found[0].class_iri, {"amount": amount}, steps)
+    return _outcome(rule, found[0].class_iri, {"amount": amount}, steps, boundary=amount == found[0].lower)
 
 
 def _contains(bracket: Bracket, amount: Decimal) -> bool:

@@ -112,8 +112,10 @@ class Scenario(BaseModel):
     constraints: Constraints
     gold: dict[str, str | list[str]]  # canonical gold by language
     gold_aliases: dict[str, list[str]] = {}
-    answer_in_dialogue: bool  # retrieval shapes state the answer as a fact; computed ones must not
+    answer_in_dialogue: bool  # a fact states the answer: retrieval shapes, and a rule whose answer is an input (a 100% payout)
     steps: tuple[str, ...] = ()
+    branch: str = ""  # which way the rule went (RuleOutcome.branch): answers are balanced over it
+    boundary: bool = False  # an input exactly on the rule's edge (RuleOutcome.boundary)
     hidden: tuple[Node, ...] = ()  # bridges: named in the dialogue, never in the question
 
     @property
@@ -220,7 +222,8 @@ class ScenarioBuilder:
                     cell=self._rule_cell(rule, difficulty, fmt), shape=subgraph.shape, variant=subgraph.variant,
                     subgraph_id=subgraph.id, entity=entity, entity_class=entity_class, facts=facts, pieces=pieces,
                     rule=rule, topic=topic, question=question, wording=words, constraints=constraints, gold=gold,
-                    gold_aliases=aliases, answer_in_dialogue=False, steps=outcome.steps,
+                    gold_aliases=aliases, answer_in_dialogue=_equals_an_input(outcome), steps=outcome.steps, branch=outcome.branch,
+                    boundary=outcome.boundary,
                 )
 
     def _wording(self, entity: Node, entity_class: Node | None, facts: tuple[Fact, ...]) -> dict[str, Wording]:
@@ -333,6 +336,14 @@ class ScenarioBuilder:
             }
             return gold, aliases
         return {lang: canonical_gold(value, fmt, constraints) for lang in self.languages}, {}
+
+
+def _equals_an_input(outcome: RuleOutcome) -> bool:
+    """Whether the rule's answer is one of its inputs' values (a 100% payout is the claimed
+    amount): then the dialogue states it as a fact, which the rule, not copying, makes the
+    answer; balancing the rule's branches keeps copying at chance."""
+    return isinstance(outcome.value, Decimal) and any(
+        isinstance(v, Decimal) and v == outcome.value for v in outcome.inputs.values())
 
 
 def _names_any(question: dict[str, str], nodes: Sequence[Node]) -> bool:
