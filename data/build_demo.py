@@ -372,6 +372,8 @@ def build_vocabulary() -> TurtleFile:
         f.add(ex(local), kgs("domain"), ex(domain))
         f.add(ex(local), LABEL, en(label_en))
         f.add(ex(local), LABEL, ru(label_ru))
+        if local in WORLD_KNOWN_CLASSES:
+            f.add(ex(local), kgs("worldKnown"), boolean(True))
     for local, label_en, label_ru, kind in (r for group in RELATIONS.values() for r in group):
         f.add(ex(local), A, NamedNode(OWL + kind))
         f.add(ex(local), LABEL, en(label_en))
@@ -483,6 +485,18 @@ CITIES = {  # local: (en, ru, ru "in <city>", country, UTC offset)
 RUSSIAN_CITIES = [c for c, v in CITIES.items() if v[3] == "ru"]
 
 
+# Real places: a model knows their facts without any dialogue, so they are marked world-known
+# (kgs:worldKnown on their classes, and each linked to DBpedia by owl:sameAs): retrieval items
+# about them are not built offline (docs/vocabulary.md, "World knowledge").
+WORLD_KNOWN_CLASSES = ("Country", "City")
+DBPEDIA = "http://dbpedia.org/resource/"
+DBPEDIA_NAMES = {"Georgia": "Georgia_(country)"}  # where the English label is not the resource's name
+
+
+def same_as(label_en: str) -> NamedNode:
+    return NamedNode(DBPEDIA + DBPEDIA_NAMES.get(label_en, label_en.replace(" ", "_")))
+
+
 def city(local: str) -> NamedNode:
     return ex(f"city-{local}")
 
@@ -492,9 +506,11 @@ def build_geography() -> TurtleFile:
     for local, label_en, label_ru, iso in COUNTRIES:
         s = f.entity(ex(f"country-{local}"), "Country", label_en, label_ru)
         f.facts(s, isoCode=Literal(iso))
+        f.add(s, NamedNode(OWL + "sameAs"), same_as(label_en))
     for local, (label_en, label_ru, _in, country, offset) in CITIES.items():
         s = f.entity(city(local), "City", label_en, label_ru)
         f.facts(s, country=ex(f"country-{country}"), utcOffset=integer(offset))
+        f.add(s, NamedNode(OWL + "sameAs"), same_as(label_en))
     return f
 
 
@@ -606,6 +622,8 @@ def build_payroll(rng: random.Random, people: People) -> TurtleFile:
         else:
             limit = rng.choice(CARD_LIMITS)
             purchases = split(rng, limit * rng.uniform(0.5, 1.35), rng.randrange(2, 6))
+            if i % 12 == 6 and sum(purchases[:-1]) < limit:  # on the edge: exactly at the limit, not over it
+                purchases[-1] = Decimal(limit) - sum(purchases[:-1])
         f.facts(card, cardHolder=rng.choice(employees), issuedBy=banks[bank_i],
                 cardNumber=Literal(f"{rng.randrange(2200, 2205)} **** **** {digits}"),
                 expiryDate=day(between(rng, date(2026, 1, 31), date(2030, 12, 31))),
@@ -735,6 +753,10 @@ def build_insurance(rng: random.Random, people: People) -> TurtleFile:
         incident = between(rng, start, min(end, date(2025, 9, 30)))
         delay = rng.randrange(0, 31) if rng.random() < 0.75 else rng.randrange(31, 60)
         amount = min(coverage, round_to(deductible * log_uniform(rng, 0.3, 15), 100))
+        # on the rules' edges (no random draw, so every other value stays as it was):
+        # filed on the last allowed day, a claim of exactly the deductible
+        delay = 30 if i % 10 == 7 else delay
+        amount = deductible if i % 10 == 3 else amount
         claim = f.entity(ex(f"claim-{i:03d}"), "Claim", f"Claim {number}", f"Страховой случай {number}")
         f.facts(claim, claimNumber=Literal(number), claimPolicy=policy, incidentDate=day(incident),
                 filingDate=day(incident + timedelta(days=delay)), claimAmount=money(amount),
@@ -876,6 +898,11 @@ PURPOSES = {"business": ("business trip", "командировка"), "leisure"
 N_TRIPS = 30
 
 
+def _on_budget(i: int, budget: int, expenses: int) -> int:
+    """Every tenth trip spends exactly its budget: the edge of "over budget"."""
+    return budget if i % 10 == 4 else expenses
+
+
 def build_travel(rng: random.Random, customers: list) -> TurtleFile:
     f = TurtleFile("travel.ttl")
     for local, (label_en, label_ru) in TARIFFS.items():
@@ -901,7 +928,7 @@ def build_travel(rng: random.Random, customers: list) -> TurtleFile:
         trip = f.entity(ex(f"trip-{i:03d}"), "Trip", f"Trip TR-{i:04d}", f"Поездка TR-{i:04d}")
         f.facts(trip, traveller=traveller, destination=city(destination), tripStart=day(start),
                 tripEnd=day(start + timedelta(days=nights)), tripPurpose=ex("purpose-" + rng.choice(sorted(PURPOSES))),
-                tripBudget=money(budget), tripExpenses=money(round_to(budget * rng.uniform(0.7, 1.3), 100)))
+                tripBudget=money(budget), tripExpenses=money(_on_budget(i, budget, round_to(budget * rng.uniform(0.7, 1.3), 100))))
         # The stay is split into one to three consecutive hotel bookings.
         stays = min(rng.choices([1, 2, 3], weights=[5, 3, 1])[0], nights)
         cuts = sorted(rng.sample(range(1, nights), stays - 1)) if stays > 1 else []

@@ -41,7 +41,8 @@ def dialogues(scenarios):
 
 
 def test_the_scenarios_cover_every_shape(scenarios):
-    assert {s.shape.value for s in scenarios} >= {"rule_application", "simple", "set", "conditional", "multihop", "comparison"}
+    assert {s.shape.value for s in scenarios} >= {"rule_application", "simple", "set", "conditional", "multihop", "multihop_set",
+                                                  "comparison"}
 
 
 def test_no_line_twice_and_no_speaker_twice_in_a_row(dialogues):
@@ -116,16 +117,45 @@ def test_no_slip_or_reask_about_one_of_several_values(dialogues):
     """A card's monthly purchases: "the monthly purchase is 21,758" could be any of them, and
     the next purchase after a correction would read as another correction."""
     checked = 0
-    for scenario, _, dialogue in dialogues:
+    for scenario, lang, dialogue in dialogues:
         keys = Counter((f.subject.value, f.relation.value) for f in scenario.facts)
         several = {i for i, f in enumerate(scenario.facts) if keys[(f.subject.value, f.relation.value)] > 1}
         if not several:
             continue
         checked += 1
         values = {dialogue.fact_values[i] for i in several}
-        said_again = [t.text for t in dialogue.turns if t.kind in ("reask", "restate")] + _corrections(dialogue.turns)
-        assert not [text for text in said_again if any(v in text for v in values)], dialogue.text
+        # a re-ask or a correction names what it is about; a restate says only the value it gives
+        asked = [t.text for t in dialogue.turns if t.kind == "reask"] + _corrections(dialogue.turns)
+        assert not [text for text in asked if _about(scenario, lang, text) & several], dialogue.text
+        restated = [t.text for t in dialogue.turns if t.kind == "restate"]
+        assert not [text for text in restated if any(v in text for v in values)], dialogue.text
     assert checked > 20
+
+
+def _about(scenario, lang: str, text: str) -> set[int]:
+    """The facts a re-ask or a correction is about: those whose noun with its subject it says
+    ("the category of Wireless headphones"), else the topic's facts whose noun alone it says
+    ("the monthly purchase", once the card is named). A value of one fact may be the subject
+    of another (a member of a multi-hop set and its category): naming it is no re-ask of it."""
+    words, folded = scenario.wording[lang].facts, text.casefold()
+    named = {i for i, w in enumerate(words) if w.noun_of.casefold() in folded}
+    return named or {i for i, (f, w) in enumerate(zip(scenario.facts, words, strict=True))
+                     if f.subject.value == scenario.entity.value and w.short.casefold() in folded}
+
+
+def test_about_finds_a_reask_of_one_of_several_values(scenarios):
+    """The check above sees a re-ask of a several-valued fact, in either of its wordings."""
+    found = 0
+    for scenario in scenarios:
+        keys = Counter((f.subject.value, f.relation.value) for f in scenario.facts)
+        for i, fact in enumerate(scenario.facts):
+            if keys[(fact.subject.value, fact.relation.value)] > 1:
+                found += 1
+                for lang in LANGS:
+                    words = scenario.wording[lang].facts[i]
+                    for noun in {words.noun_of, *([words.short] if fact.subject.value == scenario.entity.value else [])}:
+                        assert i in _about(scenario, lang, STATEMENTS[lang]["reask"][0].format(the_noun=noun, which="какой"))
+    assert found > 20
 
 
 def test_a_class_the_name_gives_is_not_said_again(dialogues):
@@ -189,3 +219,26 @@ def test_pools_are_large_enough_that_no_line_repeats_in_a_dialogue():
             assert len(set(PHRASES[lang][kind])) == len(PHRASES[lang][kind]) >= (5 if kind in ("closing", "reply_opening") else 7)
         # free turns of one kind at most every other turn of the longest dialogue
         assert len(PHRASES[lang]["ack"]) >= longest // 2
+
+
+_AGAIN_OPENINGS = tuple(p.split("{")[0] for lang in LANGS for p in STATEMENTS[lang]["fact_again"])
+
+
+@pytest.mark.xfail(strict=True, reason="dialogue.py says 'another' only for the topic's own relations: a bridge's second "
+                   "value reads as a contradiction ('the item of Order X is A' ... 'the item of Order X is B')")
+def test_a_further_value_of_a_relation_says_it_is_another_one(dialogues):
+    """Two items of one order, stated as "the item of Order X is A" and "the item of Order X
+    is B", read as a contradiction; the second says it is another one, whoever's it is."""
+    checked = 0
+    for scenario, _, dialogue in dialogues:
+        first: dict[tuple[str, str], int] = {}
+        for i, fact in enumerate(scenario.facts):
+            key = (fact.subject.value, fact.relation.value)
+            if first.setdefault(key, i) == i or isinstance(fact.object.python, bool):
+                continue
+            checked += 1
+            turn = next(t for t in dialogue.turns if t.kind == "fact" and i in t.facts)
+            value = dialogue.fact_values[i]
+            sentences = re.split(r"(?<=[.?!])\s+(?=[A-ZА-ЯЁ])", turn.text)
+            assert any(value in s and s.startswith(_AGAIN_OPENINGS) for s in sentences), turn.text
+    assert checked > 20

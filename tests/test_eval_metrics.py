@@ -13,6 +13,8 @@ from scipy import stats
 from kgsynth.eval import hypotheses
 from kgsynth.eval.metrics import (
     baselines,
+    bootstrap_means,
+    cluster_totals,
     compute_metrics,
     error_sources,
     estimate,
@@ -42,7 +44,7 @@ def metas(demo_kg) -> dict[tuple[str, int], ItemMetadata]:
     for plan in plans:
         meta = make_item(plan.scenarios[0], "en", DialogueSettings(), 0).metadata
         found.setdefault((meta.rule_kind, meta.links), meta)
-    assert {links for _, links in found} == {1, 2, 3} and len({kind for kind, _ in found}) >= 4
+    assert len({links for _, links in found}) >= 3 and len({kind for kind, _ in found}) >= 4
     return found
 
 
@@ -52,16 +54,30 @@ def meta(metas) -> ItemMetadata:
 
 
 def record(meta: ItemMetadata, item: str = "a", condition: str = "main", correct: bool = True, **fields) -> AnswerRecord:
-    """One answer row; ``syntactic_ok`` defaults to ``correct``, the rest to a plain main row."""
+    """One answer row; ``syntactic_ok`` defaults to ``correct``, the rest to a plain main row.
+    Each item is its own scenario unless ``scenario`` names one (twins share theirs)."""
     param = fields.pop("param", None)
     syntactic_ok = fields.pop("syntactic_ok", correct)
+    scenario = fields.pop("scenario", item)
     row = {
         "key": f"{item}/{condition}" + ("" if param is None else f"/{param:g}"), "item_id": item,
         "condition": condition, "param": param, "model": "m", "rendering": "transcript", "answer": "x", "value": None,
         "syntactic_ok": syntactic_ok, "value_matches": correct, "correct": correct, "context_tokens": 100, "turns": 6,
-        "fact_turn_indices": (1, 3), "fact_depth": 0.4, "metadata": meta,
+        "fact_turn_indices": (1, 3), "fact_depth": 0.4, "metadata": _in_scenario(meta, f"scenario-{scenario}"),
     }
     return AnswerRecord.model_validate(row | fields)
+
+
+_SCENARIO_METAS: dict[tuple[int, str], tuple[ItemMetadata, ItemMetadata]] = {}
+
+
+def _in_scenario(meta: ItemMetadata, scenario: str) -> ItemMetadata:
+    """``meta`` with its scenario id set (one copy per metadata and scenario; the original
+    is kept with it, so its id is not reused)."""
+    key = (id(meta), scenario)
+    if key not in _SCENARIO_METAS:
+        _SCENARIO_METAS[key] = (meta, meta.model_copy(update={"scenario_id": scenario}))
+    return _SCENARIO_METAS[key][1]
 
 
 # ------------------------------------------------------------------ worked by hand
@@ -104,8 +120,142 @@ def test_estimate_of_many_distinct_values_over_the_cap_is_the_normal_interval():
 
 
 def test_estimate_of_nothing_and_of_one_value():
-    assert estimate([]).model_dump() == {"n": 0, "mean": None, "low": None, "high": None, "std": None}
-    assert estimate([1.0]).model_dump() == {"n": 1, "mean": 1.0, "low": 1.0, "high": 1.0, "std": 0.0}
+    assert estimate([]).model_dump() == {"n": 0, "mean": None, "low": None, "high": None, "std": None, "clusters": None}
+    assert estimate([1.0]).model_dump() == {"n": 1, "mean": 1.0, "low": 1.0, "high": 1.0, "std": 0.0, "clusters": None}
+    assert estimate([], clusters=[]).clusters == 0 and estimate([1.0, 0.0], clusters=["s", "s"]).clusters == 1
+
+
+# ------------------------------------------------------------------ intervals clustered by scenario
+
+
+def _twins(meta, correct: list[bool], condition: str = "main", **fields) -> list[AnswerRecord]:
+    """An English item and its Russian twin per scenario, answered alike (perfectly correlated)."""
+    return [record(meta, f"{k}-{lang}", condition, correct=c, scenario=f"{k}", **fields)
+            for k, c in enumerate(correct) for lang in ("en", "ru")]
+
+
+def _width(e) -> float:
+    return e.high - e.low
+
+
+def test_a_perfectly_correlated_twin_does_not_narrow_the_interval(meta):
+    correct = [bool(c) for c in np.random.default_rng(4).random(60) < 0.6]
+    alone = group_metrics([record(meta, f"{k}-en", correct=c, scenario=f"{k}") for k, c in enumerate(correct)], "main")
+    twins = group_metrics(_twins(meta, correct), "main")
+    assert (twins.n, twins.accuracy.n, twins.accuracy.clusters, alone.accuracy.clusters) == (120, 120, 60, 60)
+    assert twins.accuracy.mean == alone.accuracy.mean
+    # the same scenarios resampled: the interval is the one of the English items alone, to the bit
+    assert (twins.accuracy.low, twins.accuracy.high) == (alone.accuracy.low, alone.accuracy.high)
+    # the row bootstrap takes the 120 answers as independent: its interval is about 1/sqrt(2) as wide
+    rows = estimate([r.correct for r in _twins(meta, correct)], bootstrap=1000, seed=0)
+    assert rows.clusters is None and _width(rows) < 0.85 * _width(twins.accuracy)
+    assert _width(rows) == pytest.approx(_width(twins.accuracy) / math.sqrt(2), rel=0.2)
+
+
+def test_every_interval_of_a_run_resamples_scenarios(metas):
+    """Duplicating every row of a run as a twin of the same scenario leaves every interval as
+    it was (overall, baselines, slices, the length curve, fact probes); duplicating it as an
+    independent item (its own scenario) narrows them: what a row bootstrap would say."""
+    rows = _run(metas)
+    rows += [record(next(m for m in metas.values()), f"i{k}", "fact_probe", correct=k % 3 > 0, param=float(k % 2))
+             for k in range(40)]
+
+    def twin(r: AnswerRecord, same_scenario: bool) -> AnswerRecord:
+        scenario = r.metadata.scenario_id if same_scenario else r.metadata.scenario_id + "-ru"
+        return r.model_copy(update={"item_id": r.item_id + "-ru", "key": r.key + "-ru",
+                                    "metadata": r.metadata.model_copy(update={"scenario_id": scenario})})
+
+    def intervals(m) -> list[tuple]:
+        groups = [m.overall, *m.baselines, *(g for s in m.slices for g in s.groups), *(p.metrics for p in m.length.points)]
+        return ([(g.group, g.accuracy.low, g.accuracy.high, g.syntactic_ok.low, g.syntactic_ok.high) for g in groups]
+                + [(m.error_sources.fact_probe_accuracy.low, m.error_sources.fact_probe_accuracy.high)])
+
+    kwargs = {"model": "m", "rendering": "transcript", "bootstrap": 500, "seed": 7}
+    base = compute_metrics(rows, **kwargs)
+    twinned = compute_metrics(rows + [twin(r, True) for r in rows], **kwargs)
+    independent = compute_metrics(rows + [twin(r, False) for r in rows], **kwargs)
+    assert twinned.overall.n == 2 * base.overall.n and twinned.overall.accuracy.clusters == 40
+    assert twinned.items == 80 and independent.overall.accuracy.clusters == 80
+    assert [b.accuracy.clusters for b in twinned.baselines] == [40, 40, 40]
+    assert twinned.error_sources.fact_probe_accuracy.clusters == 40
+    assert intervals(twinned) == intervals(base)
+    # duplicated as independent items, the intervals narrow (the overall one by about 1/sqrt(2))
+    assert _width(independent.overall.accuracy) < 0.85 * _width(base.overall.accuracy)
+    assert [g.accuracy.clusters for g in independent.baselines] == [80, 80, 80]
+
+
+def test_cluster_bootstrap_worked_by_hand():
+    """Scenario A: two answers, both right; B: one answer, wrong. A resample draws two
+    scenarios: AA (chance 1/4) has accuracy 2/2, BB (1/4) 0/1, AB (1/2) 2/3: the share of
+    the answers drawn, not the mean of the scenarios' shares (1/2)."""
+    e = estimate([1, 1, 0], clusters=["A", "A", "B"], bootstrap=4000, seed=0)
+    assert (e.n, e.clusters, e.mean, e.low, e.high) == (3, 2, 2 / 3, 0.0, 1.0)
+    sums, sizes, kinds = cluster_totals(np.array([1.0, 1.0, 0.0]), ["A", "A", "B"])
+    assert (sums.tolist(), sizes.tolist(), kinds.tolist()) == ([0.0, 2.0], [1.0, 2.0], [1, 1])
+    means = bootstrap_means(sums, kinds, 40_000, np.random.default_rng(0), sizes)
+    values, counts = np.unique(np.round(means, 12), return_counts=True)
+    assert values.tolist() == [0.0, round(2 / 3, 12), 1.0]
+    assert counts / means.size == pytest.approx([0.25, 0.5, 0.25], abs=0.01)
+
+
+def test_cluster_bootstrap_matches_the_exact_resampling_distribution():
+    """Three scenarios of different sizes; every one of the 27 equally likely draws of three
+    scenarios enumerated gives the exact distribution of a resample's accuracy, which the
+    multinomial draws match, as does the path that draws scenarios one by one (over the cap)."""
+    values, clusters = [1, 0, 1, 1, 0, 1], ["a", "b", "c", "c", "c", "b"]  # a: 1/1, b: 1/2, c: 2/3
+    totals = {"a": (1, 1), "b": (1, 2), "c": (2, 3)}
+    exact: Counter[float] = Counter()
+    for draw in np.ndindex(3, 3, 3):
+        picked = [totals["abc"[i]] for i in draw]
+        exact[round(sum(s for s, _ in picked) / sum(n for _, n in picked), 12)] += 1 / 27
+    sums, sizes, kinds = cluster_totals(np.array(values, dtype=float), clusters)
+    multinomial = bootstrap_means(sums, kinds, 60_000, np.random.default_rng(1), sizes)
+    one_by_one = np.repeat(sums, kinds)[picks := np.random.default_rng(2).integers(0, 3, size=(60_000, 3))].sum(axis=1)
+    one_by_one = one_by_one / np.repeat(sizes, kinds)[picks].sum(axis=1)
+    for means in (multinomial, one_by_one):
+        seen = Counter(np.round(means, 12).tolist())
+        assert set(seen) == set(exact)
+        for value, chance in exact.items():
+            assert seen[value] / means.size == pytest.approx(chance, abs=0.01)
+    quantiles = sorted(exact)
+    cumulative = np.cumsum([exact[v] for v in quantiles])
+    low, high = quantiles[np.searchsorted(cumulative, 0.025)], quantiles[np.searchsorted(cumulative, 0.975)]
+    e = estimate(values, clusters=clusters, bootstrap=4000, seed=0)
+    assert (e.low, e.high) == pytest.approx((low, high)) and e.mean == pytest.approx(4 / 6)
+
+
+def test_clustered_estimate_is_order_independent_and_seeded():
+    rng = np.random.default_rng(5)
+    values = rng.integers(0, 7, size=300) / 6  # token-F1-like, summed per cluster in any order
+    clusters = rng.integers(0, 90, size=300)
+    first = estimate(values, clusters=clusters, seed=3)
+    order = rng.permutation(300)
+    assert estimate(values[order], clusters=clusters[order], seed=3) == first
+    assert estimate(values, clusters=[f"s{c}" for c in clusters], seed=3) == first  # any labels
+    assert estimate(values, clusters=clusters, seed=4) != first
+    with pytest.raises(ValueError, match="2 cluster labels for 3 values"):
+        estimate([1, 0, 1], clusters=["a", "b"])
+
+
+def test_clustered_normal_interval_over_the_cap_does_not_narrow_with_twins():
+    values = np.random.default_rng(6).random(30_000)  # 30,000 distinct values x 1000 resamples > the cap
+    alone = estimate(values, clusters=np.arange(30_000))
+    twins = estimate(np.repeat(values, 2), clusters=np.repeat(np.arange(30_000), 2))
+    rows = estimate(np.repeat(values, 2))
+    half = 1.959964 * values.std() / math.sqrt(values.size)
+    assert alone.high - alone.mean == pytest.approx(half, rel=1e-4)
+    assert (twins.low, twins.high) == pytest.approx((alone.low, alone.high), rel=1e-12)
+    assert rows.high - rows.mean == pytest.approx(half / math.sqrt(2), rel=1e-4)
+
+
+def test_rows_without_a_scenario_fall_back_to_their_item(meta):
+    """KV rows (no metadata) and rows written without a scenario id are their own item's cluster."""
+    old = meta.model_copy(update={"scenario_id": ""})
+    rows = [AnswerRecord.model_validate(record(meta, f"i{k}", correct=k % 2 == 0).model_dump() | {"metadata": old})
+            for k in range(6)]
+    assert group_metrics(rows, "main").accuracy.clusters == 6
+    twins = _twins(meta, [True, False, True])
+    assert group_metrics(twins + rows, "main").accuracy.clusters == 3 + 6
 
 
 def test_break_point_is_the_first_length_below_the_share_of_the_shortest(meta):
@@ -340,7 +490,7 @@ def test_perfect_separation_is_untestable(metas):
 
 def test_a_rule_kind_always_wrong_falls_back_to_a_chi_square_test_without_controls(metas):
     """A kind whose answers are all wrong separates the logit; H4 is then tested without
-    controls, on one row per item, and the figures are scipy's on the same table."""
+    controls, on one row per scenario (here each item's own), and the figures are scipy's on the same table."""
     rows = _drawn(metas, length=-0.3, links=-0.3, seed=5)
     rows = [r.model_copy(update={"correct": False}) if r.metadata.rule_kind == "arithmetic" else r for r in rows]
     h4 = _by_id(hypotheses.test_hypotheses(rows))["H4"]
@@ -355,3 +505,31 @@ def test_a_rule_kind_always_wrong_falls_back_to_a_chi_square_test_without_contro
     statistic, p = stats.chi2_contingency(table, correction=False)[:2]
     assert h4.n == len(first) and h4.p_value == pytest.approx(p) and h4.statistic == pytest.approx(statistic)
     assert "accuracy" in h4.effect and "arithmetic 0%" in h4.effect
+
+
+def test_hypotheses_cluster_standard_errors_by_scenario(metas):
+    """Every row doubled as a twin of its scenario: the fit is the same, and so, clustered by
+    scenario, is its z (up to the small-sample factor of the rows' count); doubled as items
+    of their own scenarios, z grows by about sqrt(2), the false certainty clustering avoids."""
+    rows = _drawn(metas, length=-0.3, links=-0.2, seed=7)
+
+    def twin(r: AnswerRecord, scenario: str) -> AnswerRecord:
+        return r.model_copy(update={"item_id": r.item_id + "-ru", "key": r.key + "-ru",
+                                    "metadata": r.metadata.model_copy(update={"scenario_id": scenario})})
+
+    def standard_errors(records: list[AnswerRecord]) -> np.ndarray:
+        found = hypotheses.Rows.of(records)
+        fit = hypotheses.fit_logit(found.correct, {"log2_tokens": found.log2_tokens, "links": found.links}, found.cluster)
+        return np.sqrt(np.diag(fit.cov))
+
+    twins = rows + [twin(r, r.metadata.scenario_id) for r in rows]
+    apart = rows + [twin(r, r.metadata.scenario_id + "-ru") for r in rows]
+    alone_se = standard_errors(rows)
+    assert standard_errors(twins) == pytest.approx(alone_se, rel=0.01)
+    assert standard_errors(apart) == pytest.approx(alone_se / math.sqrt(2), rel=0.02)
+    h1 = {name: _by_id(hypotheses.test_hypotheses(r))["H1"] for name, r in (("alone", rows), ("twins", twins))}
+    assert "clustered by scenario" in h1["alone"].test and h1["twins"].n == 2 * h1["alone"].n
+    assert h1["twins"].statistic == pytest.approx(h1["alone"].statistic, rel=0.01)
+    too_few = [record(next(iter(metas.values())), f"i{k}-{lang}", correct=k % 3 == 0, scenario=str(k % 6),
+                      context_tokens=100 * (1 + k % 5)) for k in range(40) for lang in ("en", "ru")]
+    assert "only 6 scenarios" in _by_id(hypotheses.test_hypotheses(too_few))["H1"].verdict

@@ -110,7 +110,8 @@ def test_kgsynth_synth_with_a_real_model_writes_english_and_russian_items_and_a_
     command = [sys.executable, "-m", "kgsynth.cli", "synth", "--config", str(config), "--llm-base-url", base_url]
     env = os.environ | {"PYTHONPATH": str(ROOT / "src")}
     first = subprocess.run([*command, "--out", str(tmp_path / "first")], env=env, capture_output=True, text=True)
-    assert first.returncode == 0, first.stderr
+    # SmolLM2 may fail every check: then the run writes its files and says so in one line
+    assert first.returncode == 0 or first.stderr.startswith("error: wrote no item"), first.stderr
     report = json.loads((tmp_path / "first" / "filter_report.json").read_text())
     stages = report["stages"]
     assert stages["verbalise"]["calls"] >= stages["verbalise"]["in"] > 0
@@ -121,8 +122,8 @@ def test_kgsynth_synth_with_a_real_model_writes_english_and_russian_items_and_a_
         assert {i["language"] for i in items} == {"en", "ru"} and all(i["review"] for i in items)
     else:
         assert json.loads((tmp_path / "first" / "manifest.json").read_text())["unfillable_cells"]
-    assert "model calls:" in first.stderr
+    assert "model calls:" in first.stderr or not items
     again = subprocess.run([*command, "--out", str(tmp_path / "again")], env=env, capture_output=True, text=True)
-    assert again.returncode == 0, again.stderr
+    assert again.returncode == first.returncode, again.stderr
     assert json.loads((tmp_path / "again" / "filter_report.json").read_text())["total"]["calls"] == 0
     assert (tmp_path / "again" / "items.jsonl").read_bytes() == (tmp_path / "first" / "items.jsonl").read_bytes()

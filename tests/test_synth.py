@@ -19,8 +19,8 @@ from kgsynth.kg import load_rules
 from kgsynth.synth.config import SynthConfig, load_config
 from kgsynth.synth.dialogue import DialogueSettings, build_dialogue
 from kgsynth.synth.export import SPLITS, read_items
+from kgsynth.synth.formats import numbers_in
 from kgsynth.synth.item import item_rng, make_item
-from kgsynth.synth.phrases import PHRASES
 from kgsynth.synth.pipeline import plan_cells, synthesize
 from kgsynth.synth.scenario import DIFFICULTY, Scenario
 from kgsynth.synth.statements import STATEMENTS
@@ -59,11 +59,14 @@ def test_balance_is_exact_in_every_cell_and_language(dataset):
 
 
 def test_difficulty_table_holds(dataset):
+    """Turns in the level's envelope, reasoning steps in its band, every fact turn states a fact
+    (tests/test_difficulty.py checks the step counts themselves)."""
     for item in dataset[2]:
         spec, m = DIFFICULTY[item.metadata.difficulty], item.metadata
         assert spec.turns[0] <= m.turns - m.padding_turns <= spec.turns[1]
-        assert sum(t.kind == "fact" for t in item.dialogue) == m.fact_turn_count == spec.fact_turns
-        assert m.links == spec.links == spec.fact_turns - 1
+        assert sum(t.kind == "fact" for t in item.dialogue) == m.fact_turn_count >= 1
+        assert all(t.facts for t in item.dialogue if t.kind == "fact")
+        assert spec.holds(m.links)
         assert len({t.speaker for t in item.dialogue}) in (2, 3)
 
 
@@ -213,8 +216,9 @@ def test_cells_the_graph_cannot_fill_are_reported_not_faked(demo_kg, tmp_path):
     config = SynthConfig.model_validate({"dataset": {"n": 6000}})
     result = synthesize(demo_kg, config, tmp_path / "big")
     assert result.unfillable_cells  # the demo graph cannot give 6,000 items
-    most_left_out = len(result.unfillable_cells) * 2 > len(result.manifest["cells"])
-    assert any("cells hold fewer and are left out" in note for note in result.notes) == most_left_out
+    assert any(f"{len(result.unfillable_cells)} of the {len(result.manifest['cells'])} cells of the configured grid" in note
+               for note in result.notes)
+    assert result.manifest["shortfall"]["missing"] == 6000 - result.items > 0
     manifest = json.loads((tmp_path / "big" / "manifest.json").read_text(encoding="utf-8"))
     for cell, kept in result.unfillable_cells.items():
         assert kept < result.per_cell and manifest["cells"][cell]["kept"] == kept
@@ -232,8 +236,11 @@ def test_items_of_cells_that_fell_short_are_left_out_of_every_split(demo_kg, tmp
     rows = {split: [json.loads(line) for line in (tmp_path / "out" / f"{split}.jsonl").open(encoding="utf-8")] for split in SPLITS}
     assert all(len(r) == result.items for r in rows.values())
     assert all(row["cell"] not in result.unfillable_cells for row in rows["items"])
-    for split, split_rows in rows.items():
-        assert [r["public_id"] for r in split_rows] == [r["public_id"] for r in rows["items"]], split
+    in_items = [r["public_id"] for r in rows["items"]]
+    for split, split_rows in rows.items():  # the public files: the same rows in an order of their own (test_public_order)
+        public = split.startswith("public/")
+        ids = [r["public_id"] for r in split_rows]
+        assert (sorted(ids) if public else ids) == (sorted(in_items) if public else in_items), split
 
 
 # ---------------------------------------------------------------------------- dialogue knobs
@@ -249,13 +256,16 @@ def test_position_control_puts_fact_turns_where_asked(plans, position):
 
 
 def test_exact_fact_turn_indices(plans):
+    """A scenario with fewer fact turns takes the first indices, one with more merges its facts into as many turns."""
     for scenario in _scenarios(plans, "medium"):
         item = make_item(scenario, "ru", DialogueSettings(fact_turn_indices={"medium": (0, 2, 5)}), 0)
-        assert item.metadata.fact_turns == (0, 2, 5)
+        assert item.metadata.fact_turns == (0, 2, 5)[: len(scenario.pieces)]
+        item = make_item(scenario, "ru", DialogueSettings(fact_turn_indices={"medium": (4,)}), 0)
+        assert item.metadata.fact_turns == (4,) and item.dialogue[4].facts == tuple(sorted(item.dialogue[4].facts))
 
 
 def test_fact_turn_indices_must_fit_the_difficulty_table():
-    with pytest.raises(ValueError, match="fact_turn_indices.easy needs 2 distinct indices below 4"):
+    with pytest.raises(ValueError, match="fact_turn_indices.easy needs one or more distinct indices below 4"):
         DialogueSettings(fact_turn_indices={"easy": (0, 5)})
 
 
@@ -268,14 +278,14 @@ def test_length_padding_reaches_the_target_without_touching_the_answer(plans):
         labels = {n.casefold() for f in scenario.facts for node in (f.subject, f.object) for n in node.labels.values()}
         for turn in long.dialogue:
             if turn.kind == "distractor":
-                assert not re.search(r"\d", turn.text) and not any(label in turn.text.casefold() for label in labels)
-                assert set(re.split(r"(?<=[.?!]) ", turn.text)) <= set(PHRASES["en"]["distractor"])
+                assert not any(label in turn.text.casefold() for label in labels), turn.text  # a haystack: test_haystack.py
+                assert not numbers_in(turn.text) & {n for v in long.metadata.fact_values for n in numbers_in(v)}, turn.text
 
 
 def test_a_corrected_value_is_misstated_first_and_the_gold_uses_the_final_one(plans):
     settings = DialogueSettings(corrections=1.0)
     corrected = 0
-    for scenario in _scenarios(plans, "medium"):
+    for scenario in _scenarios(plans, "hard"):  # a hard level has room for a correction beyond what it needs
         item = make_item(scenario, "en", settings, 0)
         wrong_turns = [i for i, t in enumerate(item.dialogue) if t.kind == "misstatement"]
         if not wrong_turns:

@@ -2,7 +2,9 @@
 
 Every test is a logistic regression on the scored ``main`` and ``length`` rows (the
 sweep re-renders the same items longer, which separates length from structure), with
-standard errors clustered by item, since one item's renderings are not independent:
+standard errors clustered by scenario, since one item's renderings are not independent,
+nor is an item of its twin in the other language (the same scenario worded twice); rows
+without a scenario id fall back to their item as the cluster (``Answers.cluster``):
 
 - H1: correct ~ log2(context tokens) + reasoning links; both slopes must be negative
   (one-sided Wald tests; the reported p is the larger of the two, an intersection-union test);
@@ -13,7 +15,7 @@ standard errors clustered by item, since one item's renderings are not independe
 - H4: correct ~ rule-kind dummies + the controls, rule items only; a joint Wald test of
   the dummies, with Cramér's V and the odds ratio of the best against the worst kind.
 
-A test that cannot be run (too few rows or items, an outcome or predictor that does not
+A test that cannot be run (too few rows or scenarios, an outcome or predictor that does not
 vary, a separating predictor, a fit that fails) gives ``supported=None`` and says why.
 """
 
@@ -42,7 +44,7 @@ from kgsynth.synth.scenario import NO_RULE
 
 ALPHA = 0.05
 MIN_ROWS = 30
-MIN_ITEMS = 10  # clustered standard errors need a fair number of clusters
+MIN_ITEMS = 10  # clustered standard errors need a fair number of clusters (scenarios)
 FITTED_CONDITIONS = ("main", "length")
 # a slope this large on these scales means the outcome is (nearly) separated, not a finite effect
 SEPARATION_COEF = 30.0
@@ -65,7 +67,8 @@ class Untestable(Exception):
 class Rows:
     """The scored main and length-sweep rows as columns: what every test fits."""
 
-    item: np.ndarray  # item number, the cluster of the standard errors
+    item: np.ndarray  # item number: per-item figures (dialogue length, links) count each item once
+    cluster: np.ndarray  # scenario number, the cluster of the standard errors (an item, its twin, their renderings)
     correct: np.ndarray
     syntactic_ok: np.ndarray
     log2_tokens: np.ndarray
@@ -80,6 +83,7 @@ class Rows:
         metadata = [r.metadata for r in kept.records]
         return cls(
             item=np.unique(kept.item, return_inverse=True)[1],
+            cluster=np.unique(kept.cluster, return_inverse=True)[1],
             correct=kept.correct.astype(float),
             syntactic_ok=kept.syntactic_ok.astype(float),
             log2_tokens=np.log2(kept.context_tokens),
@@ -138,12 +142,12 @@ class LogitFit:
 
 def fit_logit(y: np.ndarray, predictors: dict[str, np.ndarray], clusters: np.ndarray, outcome: str = "correct") -> LogitFit:
     """Logistic regression of ``y`` (named ``outcome`` in messages) on a constant and
-    ``predictors``, standard errors clustered by ``clusters``. Raises ``Untestable`` when
-    the data cannot support it."""
+    ``predictors``, standard errors clustered by ``clusters`` (scenarios). Raises
+    ``Untestable`` when the data cannot support it."""
     if y.size < MIN_ROWS:
         raise Untestable(f"only {y.size} scored rows (at least {MIN_ROWS} needed)")
     if np.unique(clusters).size < MIN_ITEMS:
-        raise Untestable(f"only {np.unique(clusters).size} items (at least {MIN_ITEMS} needed)")
+        raise Untestable(f"only {np.unique(clusters).size} scenarios (at least {MIN_ITEMS} needed)")
     if y.min() == y.max():
         raise Untestable(f"{outcome} is {bool(y[0])} in every row, so there is no variation to explain")
     for name, column in predictors.items():
@@ -184,10 +188,11 @@ def falls_with_length_and_structure(rows: Rows, hypothesis: str, outcome: str, a
     """H1 (``correct``) or H3 (``syntactic_ok``): the outcome falls with length and with reasoning links."""
     what = "a correct answer" if outcome == "correct" else "an answer in the asked format"
     test = (f"logistic regression of {outcome} on log2(context tokens) and reasoning links, main and length-sweep "
-            "rows, standard errors clustered by item; one-sided Wald tests that both slopes are negative "
+            "rows, standard errors clustered by scenario; one-sided Wald tests that both slopes are negative "
             "(p: the larger of the two)")
     try:
-        fit = fit_logit(getattr(rows, outcome), {"log2_tokens": rows.log2_tokens, "links": rows.links}, rows.item, outcome)
+        fit = fit_logit(getattr(rows, outcome), {"log2_tokens": rows.log2_tokens, "links": rows.links}, rows.cluster,
+                        outcome)
         length, links = fit.contrast({"log2_tokens": 1}, alpha), fit.contrast({"links": 1}, alpha)
     except Untestable as reason:
         return _untestable(hypothesis, test, len(rows), reason)
@@ -209,10 +214,10 @@ def falls_with_length_and_structure(rows: Rows, hypothesis: str, outcome: str, a
 def structure_beats_noise(rows: Rows, alpha: float = ALPHA) -> HypothesisResult:
     """H2: one more reasoning link costs more than the tokens it adds would cost as noise."""
     test = ("logistic regression of correct on log2(context tokens) and reasoning links, main and length-sweep rows, "
-            "standard errors clustered by item; one-sided Wald test that the effect of one link is below that of "
+            "standard errors clustered by scenario; one-sided Wald test that the effect of one link is below that of "
             "the same number of noise tokens added to a dialogue of median length")
     try:
-        fit = fit_logit(rows.correct, {"log2_tokens": rows.log2_tokens, "links": rows.links}, rows.item)
+        fit = fit_logit(rows.correct, {"log2_tokens": rows.log2_tokens, "links": rows.links}, rows.cluster)
         per_link, median = tokens_per_link(rows), float(np.median(rows.dialogue_tokens[_first_rows(rows)]))
         noise_weight = math.log2(1 + per_link / median)  # log2-length change of adding per_link tokens
         link = fit.contrast({"links": 1}, alpha)
@@ -251,7 +256,7 @@ def rule_kinds_differ(rows: Rows, alpha: float = ALPHA) -> HypothesisResult:
     """H4: accuracy differs between rule kinds with log2 length and links held fixed."""
     ruled = rows.where(rows.rule_kind != NO_RULE)
     test = ("logistic regression of correct on rule-kind dummies with log2(context tokens) and reasoning links as "
-            "controls, rule items' main and length-sweep rows, standard errors clustered by item; joint Wald "
+            "controls, rule items' main and length-sweep rows, standard errors clustered by scenario; joint Wald "
             "test of the dummies")
     counts = Counter(ruled.rule_kind.tolist())
     if len(counts) < 2:
@@ -261,7 +266,7 @@ def rule_kinds_differ(rows: Rows, alpha: float = ALPHA) -> HypothesisResult:
     controls = {name: column for name, column in (("log2_tokens", ruled.log2_tokens), ("links", ruled.links))
                 if column.min() != column.max()}
     try:
-        fit = fit_logit(ruled.correct, controls | dummies, ruled.item)
+        fit = fit_logit(ruled.correct, controls | dummies, ruled.cluster)
         statistic, p = fit.wald(list(dummies))
         log_odds = {reference: 0.0} | {kind: float(fit.params[fit.names.index(kind)]) for kind in dummies}
         best, worst = max(log_odds, key=log_odds.get), min(log_odds, key=log_odds.get)
@@ -285,15 +290,16 @@ def rule_kinds_differ(rows: Rows, alpha: float = ALPHA) -> HypothesisResult:
 def rule_kinds_differ_unadjusted(ruled: Rows, alpha: float, why: str) -> HypothesisResult:
     """H4 without the controls, when the logit cannot be fitted (a kind whose answers are all
     right or all wrong separates it): a chi-square test of rule kind x correct on each
-    item's first row, so an item counts once however many renderings it has."""
-    first = ruled.where(np.isin(np.arange(len(ruled)), _first_rows(ruled)))
+    scenario's first row, so a scenario counts once however many renderings and languages
+    it has (the rows of one scenario are not independent)."""
+    first = ruled.where(np.isin(np.arange(len(ruled)), np.unique(ruled.cluster, return_index=True)[1]))
     test = (f"the logit with controls could not be fitted ({why}); instead a chi-square test of independence of "
-            "rule kind x correct, one row per item (no control for length or links)")
+            "rule kind x correct, one row per scenario (no control for length or links)")
     kinds, kind_index = np.unique(first.rule_kind, return_inverse=True)
     table = np.zeros((kinds.size, 2))
     np.add.at(table, (kind_index, first.correct.astype(int)), 1)
     if len(first) < MIN_ITEMS or (table.sum(axis=0) == 0).any():
-        reason = Untestable(f"{len(first)} items, or every answer right or every one wrong")
+        reason = Untestable(f"{len(first)} scenarios, or every answer right or every one wrong")
         return _untestable("H4", test, len(first), reason)
     statistic, p, _, expected = stats.chi2_contingency(table, correction=False)
     accuracy = table[:, 1] / table.sum(axis=1)

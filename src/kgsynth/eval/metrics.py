@@ -26,13 +26,19 @@ class _Frozen(BaseModel):
 
 
 class Estimate(_Frozen):
-    """A mean over items with its bootstrap confidence interval and the spread across items."""
+    """A mean over items with its bootstrap confidence interval and the spread across items.
+
+    The interval resamples clusters when the rows have them (``clusters``: how many): an
+    item's rows go together with its twin in the other language and its other renderings,
+    as one scenario (see ``estimate``); None: every row was resampled on its own.
+    """
 
     n: int
     mean: float | None  # None when n == 0
     low: float | None
     high: float | None
     std: float | None  # standard deviation across items
+    clusters: int | None = None  # scenarios (kv: JSON objects) the interval resampled; None: rows
 
 
 class GroupMetrics(_Frozen):
@@ -126,8 +132,8 @@ class Metrics(_Frozen):
 # --------------------------------------------------------------------------- computing them
 #
 # Small pieces that compose, as inspect_ai's metrics do: ``estimate`` (one mean with its
-# bootstrap interval), ``group_metrics`` (accuracy, format validity, token-F1 of a group of
-# rows), ``slice_metrics`` (groups by any metadata field or derived bucket), the curves, the
+# bootstrap interval, resampling scenarios), ``group_metrics`` (accuracy, format validity,
+# token-F1 of a group of rows), ``slice_metrics`` (groups by any metadata field or derived bucket), the curves, the
 # error sources, and ``compute_metrics`` putting them together. Each takes answer records
 # or an ``Answers`` table of them; ``compute_metrics`` builds the table once for all.
 
@@ -135,8 +141,9 @@ METRIC_CONDITION = "main"
 DEFAULT_SLICES = ("difficulty", "category", "answer_format", "rule_kind", "shape", "language", "length_bucket", "position")
 BASELINE_CONDITIONS = ("main", "closed_book", "oracle")
 SWEEP_CONDITIONS = ("length", "position")
-# Bootstrap work cap, in values drawn (resamples x categories or x rows); beyond it the
-# interval of a mean over so many rows is the normal one, which the bootstrap agrees with there.
+# Bootstrap work cap, in values drawn (resamples x kinds of cluster or x clusters); beyond it
+# the interval of a mean over so many clusters is the normal one, which the bootstrap agrees
+# with there.
 MAX_BOOTSTRAP_DRAWS = 4_000_000
 _THIRDS = ("start", "middle", "end")
 _ORDERS = {"difficulty": tuple(Difficulty), "position": _THIRDS, "depth": _THIRDS}
@@ -149,12 +156,17 @@ class Answers:
     """Answer records as columns, built in one pass: what the metrics select, group and average.
 
     ``records`` keeps the rows themselves (an object array) for the fields read rarely
-    (metadata for slices, error sources).
+    (metadata for slices, error sources). ``cluster`` numbers each row's scenario
+    (``metadata.scenario_id``): an English item and its Russian twin, and every rendering of
+    either (main, baselines, sweeps, probes), are one cluster, which the intervals resample
+    as a whole. A row without a scenario id falls back to its own item: a ``kv`` row (no
+    metadata) to its JSON object, a row of results written without the id to its item.
     """
 
     records: np.ndarray
     condition: np.ndarray
     item: np.ndarray
+    cluster: np.ndarray  # the scenario's number (0..k-1, in the scenario ids' sorted order)
     correct: np.ndarray
     syntactic_ok: np.ndarray
     token_f1: np.ndarray  # NaN where the format has no token-F1
@@ -171,16 +183,18 @@ class Answers:
         nan = float("nan")
         with collector_paused():  # one pass, one tuple per record: the records lie scattered in memory
             rows = [
-                (r.condition, r.item_id, r.correct, r.syntactic_ok, nan if r.token_f1 is None else r.token_f1,
+                (r.condition, r.item_id, _scenario_of(r), r.correct, r.syntactic_ok,
+                 nan if r.token_f1 is None else r.token_f1,
                  r.failure is not None, r.context_tokens, nan if r.param is None else r.param,
                  nan if r.fact_depth is None else r.fact_depth,
                  sum(t) / len(t) if (t := r.fact_turn_indices) else nan)
                 for r in records
             ]
-        columns = list(zip(*rows)) if rows else [()] * 10
-        types = (str, str, bool, bool, float, bool, float, float, float, float)
-        return cls(np.fromiter(records, dtype=object, count=len(records)),
-                   *(np.array(column, dtype=kind) for column, kind in zip(columns, types)))
+        columns = list(zip(*rows)) if rows else [()] * 11
+        types = (str, str, str, bool, bool, float, bool, float, float, float, float)
+        condition, item, scenario, *rest = (np.array(column, dtype=kind) for column, kind in zip(columns, types))
+        cluster = np.unique(scenario, return_inverse=True)[1].reshape(-1).astype(np.int64)
+        return cls(np.fromiter(records, dtype=object, count=len(records)), condition, item, cluster, *rest)
 
     def __len__(self) -> int:
         return self.records.size
@@ -197,69 +211,117 @@ class Answers:
         return self.where(~self.failed)
 
 
-def bootstrap_means(
-    distinct: np.ndarray, counts: np.ndarray, resamples: int, rng: np.random.Generator
-) -> np.ndarray | None:
-    """Means of ``resamples`` resamples, drawn with replacement, of the values ``distinct``
-    seen ``counts`` times each; None when that would draw more than ``MAX_BOOTSTRAP_DRAWS`` values.
+def _scenario_of(r: AnswerRecord) -> str:
+    """The cluster of a row: its scenario; a row without one, its own item (or JSON object)."""
+    m = r.metadata
+    return f"s:{m.scenario_id}" if m is not None and m.scenario_id else f"i:{r.item_id}"
 
-    A resample of n values is a multinomial draw of how often each distinct value comes up
-    (for 0/1 outcomes a Binomial(n, p)), so all resamples are drawn at once and the work
-    grows with the number of distinct values, not with n.
+
+def bootstrap_means(
+    distinct: np.ndarray, counts: np.ndarray, resamples: int, rng: np.random.Generator,
+    sizes: np.ndarray | None = None,
+) -> np.ndarray | None:
+    """Means of ``resamples`` cluster resamples: k clusters drawn with replacement from the
+    k = ``counts.sum()`` given, each kind of cluster (its values' sum ``distinct``, its row
+    count ``sizes``; None: one row each) seen ``counts`` times, and each resample's mean the
+    sum of its clusters' sums over the sum of their sizes. None when that would draw more
+    than ``MAX_BOOTSTRAP_DRAWS`` values.
+
+    A resample is a multinomial draw of how often each kind of cluster comes up (for 0/1
+    outcomes of single rows a Binomial(k, p)), so all resamples are drawn at once and the
+    work grows with the number of kinds of cluster (a pair of 0/1 twins is one of three),
+    not with the rows. With one row per cluster this is the ordinary bootstrap of the rows.
     """
-    n = int(counts.sum())
+    k = int(counts.sum())
+    sizes = np.ones_like(distinct) if sizes is None else np.asarray(sizes, dtype=float)
     if distinct.size * resamples <= MAX_BOOTSTRAP_DRAWS:
-        return rng.multinomial(n, counts / n, size=resamples) @ distinct / n
-    if n * resamples <= MAX_BOOTSTRAP_DRAWS:
-        return np.repeat(distinct, counts)[rng.integers(0, n, size=(resamples, n))].mean(axis=1)
+        drawn = rng.multinomial(k, counts / k, size=resamples)
+        return (drawn @ distinct) / (drawn @ sizes)
+    if k * resamples <= MAX_BOOTSTRAP_DRAWS:
+        picks = rng.integers(0, k, size=(resamples, k))
+        return np.repeat(distinct, counts)[picks].sum(axis=1) / np.repeat(sizes, counts)[picks].sum(axis=1)
     return None
 
 
+def cluster_totals(
+    values: np.ndarray, clusters: Sequence | np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The kinds of cluster among ``values``: (each kind's sum, its row count, how many
+    clusters are of that kind), sorted. ``clusters`` labels each value's cluster; None: one
+    cluster per value. The same rows in any order give the same arrays, to the last bit."""
+    if clusters is None:
+        distinct, counts = np.unique(values, return_counts=True)
+        return distinct, np.ones_like(distinct), counts
+    _, code = np.unique(np.asarray(clusters), return_inverse=True)
+    code = code.reshape(-1)
+    order = np.lexsort((values, code))  # each cluster's values summed in one order, whatever the rows' order
+    sums = np.bincount(code[order], weights=values[order])
+    sizes = np.bincount(code).astype(float)
+    kinds, counts = np.unique(np.column_stack([sums, sizes]), axis=0, return_counts=True)
+    return kinds[:, 0], kinds[:, 1], counts
+
+
 def estimate(
-    values: Sequence[float] | np.ndarray, *, confidence: float = 0.95, bootstrap: int = 1000,
-    seed: int | Sequence[int] = 0,
+    values: Sequence[float] | np.ndarray, *, clusters: Sequence | np.ndarray | None = None, confidence: float = 0.95,
+    bootstrap: int = 1000, seed: int | Sequence[int] = 0,
 ) -> Estimate:
     """The mean of ``values`` with its percentile-bootstrap interval and their standard deviation.
 
-    Seeded, and computed from the distinct values and their counts: the same values in any
-    order, with the same confidence, resamples and seed, give the same figures.
+    ``clusters`` labels each value's cluster (its scenario: an item, its twin in the other
+    language and its other renderings are not independent answers); the interval then
+    resamples clusters, each with all its values, and the mean of a resample is its values'
+    sum over their number (a cluster bootstrap of the ratio). So answers that agree because
+    they are one scenario worded twice count once, and duplicating every row does not narrow
+    the interval. None: each value its own cluster, the ordinary bootstrap of the values.
+    Beyond ``MAX_BOOTSTRAP_DRAWS`` the interval is the normal one with the clusters'
+    (linearised) standard error.
+
+    Seeded, and computed from the kinds of cluster and their counts: the same values and
+    clusters in any order, with the same confidence, resamples and seed, give the same figures.
     """
     if bootstrap < 1:
         raise ValueError("bootstrap must be at least 1 resample")
-    distinct, counts = np.unique(np.asarray(values, dtype=float), return_counts=True)
+    values = np.asarray(values, dtype=float).reshape(-1)
+    if clusters is not None and len(clusters) != values.size:
+        raise ValueError(f"{len(clusters)} cluster labels for {values.size} values")
+    distinct, counts = np.unique(values, return_counts=True)
     n = int(counts.sum())
     if n == 0:
-        return Estimate(n=0, mean=None, low=None, high=None, std=None)
+        return Estimate(n=0, mean=None, low=None, high=None, std=None, clusters=None if clusters is None else 0)
     mean = float(counts @ distinct / n)
     std = float(np.sqrt(counts @ (distinct - mean) ** 2 / n))
-    means = bootstrap_means(distinct, counts, bootstrap, np.random.default_rng(seed))
-    if means is None:
-        half = NormalDist().inv_cdf((1 + confidence) / 2) * std / np.sqrt(n)
+    sums, sizes, kinds = cluster_totals(values, clusters)
+    means = bootstrap_means(sums, kinds, bootstrap, np.random.default_rng(seed), sizes)
+    if means is None:  # the ratio's standard error, linearised; std / sqrt(n) with one row per cluster
+        half = NormalDist().inv_cdf((1 + confidence) / 2) * float(np.sqrt(kinds @ (sums - mean * sizes) ** 2)) / n
         low, high = mean - half, mean + half
     else:
         low, high = (float(q) for q in np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2]))
-    return Estimate(n=n, mean=mean, low=low, high=high, std=std)
+    return Estimate(n=n, mean=mean, low=low, high=high, std=std,
+                    clusters=None if clusters is None else int(kinds.sum()))
 
 
 def group_metrics(
     records: Sequence[AnswerRecord] | Answers, group: str, *, confidence: float = 0.95, bootstrap: int = 1000,
     seed: int = 0,
 ) -> GroupMetrics:
-    """Accuracy, format validity and token-F1 of ``records`` (failed requests counted, not scored)."""
+    """Accuracy, format validity and token-F1 of ``records`` (failed requests counted, not
+    scored), each interval resampling scenarios (``Answers.cluster``; see ``estimate``)."""
     answers = Answers.of(records)
     scored = answers.scored
-    f1 = scored.token_f1[~np.isnan(scored.token_f1)]
+    has_f1 = ~np.isnan(scored.token_f1)
 
-    def of(values: np.ndarray, metric: str) -> Estimate:
+    def of(values: np.ndarray, clusters: np.ndarray, metric: str) -> Estimate:
         # each group and metric draws its own stream, so intervals are not all drawn alike
-        return estimate(values, confidence=confidence, bootstrap=bootstrap, seed=(seed, zlib.crc32(f"{group}|{metric}".encode())))
+        return estimate(values, clusters=clusters, confidence=confidence, bootstrap=bootstrap,
+                        seed=(seed, zlib.crc32(f"{group}|{metric}".encode())))
 
     return GroupMetrics(
         group=group,
         n=len(scored),
-        accuracy=of(scored.correct, "accuracy"),
-        syntactic_ok=of(scored.syntactic_ok, "syntactic_ok"),
-        token_f1=of(f1, "token_f1") if f1.size else None,
+        accuracy=of(scored.correct, scored.cluster, "accuracy"),
+        syntactic_ok=of(scored.syntactic_ok, scored.cluster, "syntactic_ok"),
+        token_f1=of(scored.token_f1[has_f1], scored.cluster[has_f1], "token_f1") if has_f1.any() else None,
         failures=int(answers.failed.sum()),
         mean_context_tokens=float(answers.context_tokens.mean()) if len(answers) else 0.0,
     )
@@ -476,12 +538,13 @@ def kv_retrieval(
 
 def _clustered(answers: Answers, group: str, *, confidence: float, bootstrap: int, seed: int) -> GroupMetrics:
     """``group_metrics`` whose accuracy is the mean over items of each item's accuracy, its
-    interval resampling items (``accuracy.n``: the items), for rows that share items."""
+    interval resampling items (``accuracy.n``: the items), for rows that share items (the
+    ``kv`` rows, whose item is a JSON object and which have no scenario)."""
     metrics = group_metrics(answers, group, confidence=confidence, bootstrap=bootstrap, seed=seed)
     scored = answers.scored
     _, item = np.unique(scored.item, return_inverse=True)
     shares = np.bincount(item, weights=scored.correct) / np.maximum(np.bincount(item), 1)
-    accuracy = estimate(shares, confidence=confidence, bootstrap=bootstrap,
+    accuracy = estimate(shares, clusters=np.arange(shares.size), confidence=confidence, bootstrap=bootstrap,
                         seed=(seed, zlib.crc32(f"{group}|items".encode())))
     return metrics.model_copy(update={"accuracy": accuracy})
 
@@ -495,13 +558,14 @@ def error_sources(
     main = answers.of_condition("main").scored
     wrong = main.where(~main.correct).records
     difficulties = sorted({r.metadata.difficulty for r in main.records}, key=lambda d: _sort_key("difficulty", d))
-    probes = answers.of_condition("fact_probe").scored.correct
+    probes = answers.of_condition("fact_probe").scored  # an item's probes, and its twin's, resampled together
     return ErrorSources(
         overall=_count_sources(wrong),
         by_difficulty={str(d): _count_sources([r for r in wrong if r.metadata.difficulty == d]) for d in difficulties},
         fact_probe_accuracy=estimate(
-            probes, confidence=confidence, bootstrap=bootstrap, seed=(seed, zlib.crc32(b"fact_probe"))
-        ) if probes.size else None,
+            probes.correct, clusters=probes.cluster, confidence=confidence, bootstrap=bootstrap,
+            seed=(seed, zlib.crc32(b"fact_probe")),
+        ) if len(probes) else None,
     )
 
 

@@ -91,6 +91,23 @@ def ci(e: Estimate | None) -> str:
     return f"[{pct(e.low)}, {pct(e.high)}]"
 
 
+def scenarios(e: Estimate | None) -> str:
+    """How many scenarios an interval resampled, as words to follow it ("" when it resampled rows)."""
+    return "" if e is None or not e.clusters else f" over {e.clusters:,} scenario{'s' if e.clusters != 1 else ''}"
+
+
+def intervals_note(m: Metrics) -> str:
+    """What the intervals are: said once, under the headline."""
+    e = m.overall.accuracy
+    if e.clusters is None:  # metrics computed before intervals were clustered
+        return f"Intervals ({m.confidence:.0%} CI): percentile bootstrap over answers."
+    return (f"Intervals ({m.confidence:.0%} CI): percentile bootstrap clustered by scenario. A resample draws "
+            "scenarios with replacement and takes all their answers: an item, its twin in the other language and "
+            "its renderings under every condition go together, since they are not independent "
+            f"({e.clusters:,} scenarios in the main condition). The hypothesis tests cluster their standard errors "
+            "by scenario too.")
+
+
 def num(value: float | None, digits: int = 3) -> str:
     return DASH if value is None else f"{value:.{digits}f}"
 
@@ -149,7 +166,7 @@ def headline(m: Metrics, run: dict) -> str:
     o = m.overall
     usage = run.get("usage") or {}
     cards = [
-        card(f"accuracy · {m.confidence:.0%} CI", pct(o.accuracy.mean), ci(o.accuracy)),
+        card(f"accuracy · {m.confidence:.0%} CI", pct(o.accuracy.mean), ci(o.accuracy) + scenarios(o.accuracy)),
         card("format valid", pct(o.syntactic_ok.mean), ci(o.syntactic_ok)),
         card("token-F1", _f1(o), "text and set answers"),
         card("items", f"{m.items:,}", f"{o.n:,} answers scored, {o.failures} failed"),
@@ -169,7 +186,7 @@ def headline(m: Metrics, run: dict) -> str:
         hits = sum(stage.get("cache_hits", 0) for stage in usage.values())
         sub += f" · {calls:,} model calls, {hits:,} answers from the cache"
     return (f"<header><h1>{escape(m.model)}</h1><p class=sub>{escape(sub)}</p>"
-            f"<div class=cards>{''.join(cards)}</div></header>")
+            f"<div class=cards>{''.join(cards)}</div><p class=note>{escape(intervals_note(m))}</p></header>")
 
 
 def plots_section(pngs: dict[str, bytes]) -> str:
@@ -215,7 +232,7 @@ def error_sources_section(m: Metrics) -> str:
     probe = ""
     if es.fact_probe_accuracy is not None:
         probe = (f"<p class=note>Fact probe accuracy: {pct(es.fact_probe_accuracy.mean)} "
-                 f"{ci(es.fact_probe_accuracy)}, n = {es.fact_probe_accuracy.n}.</p>")
+                 f"{ci(es.fact_probe_accuracy)}{scenarios(es.fact_probe_accuracy)}, n = {es.fact_probe_accuracy.n}.</p>")
     head = ("source", "wrong answers", "share", *diffs)
     return f"<section><h2>Error sources</h2>{table(head, rows)}{probe}</section>"
 

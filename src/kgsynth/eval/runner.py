@@ -145,11 +145,11 @@ def plan_variants(items: Sequence[Item], config: EvalConfig) -> tuple[list[Varia
     if sweep := config.length_sweep:
         targets = [t for t in sweep.targets if _fits(t, config)]
         skipped = tuple(t for t in sweep.targets if t not in targets)
-        variants += [render.stretched(i, t, config.seed) for i in _sample(items, sweep.items, config.seed) for t in targets]
+        variants += [render.stretched(i, t, config.seed, items) for i in _sample(items, sweep.items, config.seed) for t in targets]
     if sweep := config.position_sweep:
         if not _fits(sweep.target_tokens, config):
             raise KgsynthError(f"position_sweep.target_tokens = {sweep.target_tokens} does not fit model.context_tokens = {config.model.context_tokens}")
-        variants += [render.placed(i, sweep.target_tokens, d, config.seed)
+        variants += [render.placed(i, sweep.target_tokens, d, config.seed, items)
                      for i in _sample(items, sweep.items, config.seed) for d in sweep.depths]
     return variants, skipped
 

@@ -1,4 +1,5 @@
-"""Structure: the item is well formed for its difficulty, and its gold is valid in its own format."""
+"""Structure: the item is well formed for its difficulty (its turns and reasoning steps in the level's
+ranges, every fact-bearing turn stating a fact), and its gold is valid in its own format."""
 
 from __future__ import annotations
 
@@ -17,8 +18,14 @@ class StructureFilter(ItemFilter):
         turns = m.turns - m.padding_turns
         if not spec.turns[0] <= turns <= spec.turns[1]:
             return f"{turns} turns; {m.difficulty.value} needs {spec.turns[0]}-{spec.turns[1]}"
-        if m.fact_turn_count != spec.fact_turns:
-            return f"{m.fact_turn_count} fact-bearing turns; {m.difficulty.value} needs {spec.fact_turns}"
+        if not spec.holds(m.links):
+            low, high = spec.steps
+            return f"{m.links} reasoning steps; {m.difficulty.value} needs {f'{low}-{high}' if high else f'{low} or more'}"
+        if not m.fact_turn_count:
+            return "no fact-bearing turn"
+        bare = [i for i, t in enumerate(item.dialogue) if t.kind == "fact" and not t.facts]
+        if bare:
+            return f"fact-bearing turn {bare[0]} states no fact (a name or a class alone is not one)"
         for fact, (turn, value) in enumerate(zip(m.fact_to_turn, m.fact_values, strict=True)):
             if value not in item.dialogue[turn].text:
                 return f"fact {fact} value {value!r} is not in its turn {turn}"

@@ -4,17 +4,21 @@ Episodic facts are ordinary triples about entities. Semantic rules are resources
 class ``kgs:Rule`` with a kind, parameters and input descriptors that name the
 relations the rule reads. ``docs/vocabulary.md`` documents every term with a Turtle
 example; :func:`load_rules` reads them back as typed, validated :class:`Rule` objects.
+``kgs:worldKnown`` (and identity links to public graphs) says which entities a model can
+know from the world: :class:`WorldKnowledge`.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from decimal import Decimal
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from kgsynth.errors import RuleError
+from kgsynth.errors import KgsynthError, RuleError
 
 if TYPE_CHECKING:
     from kgsynth.kg._graph import KnowledgeGraph
@@ -339,3 +343,81 @@ def _check_parameters(rule: Rule) -> None:
         raise _rule_error(rule.iri, f"kgs:{op.value} needs kgs:maxDays")
     if op is Operation.bracket_class and len(rule.brackets) < 2:
         raise _rule_error(rule.iri, "a classification rule needs at least two kgs:bracket")
+
+
+# ---------------------------------------------------------------------------- world knowledge
+# An entity a model can know from the world (a real city, a country) makes poor episodic
+# material: a question about its facts ("which of Sochi and Yekaterinburg has the greater UTC
+# offset?") is answered without the dialogue. A graph says which entities those are.
+WORLD_KNOWN = KGS + "worldKnown"
+# identity links to another graph's IRI for the same thing (owl:sameAs is never an episodic fact)
+SAME_AS_PREDICATES = (OWL + "sameAs", SKOS + "exactMatch", SCHEMA + "sameAs", "https://schema.org/sameAs")
+# IRIs of public encyclopaedic graphs: an entity that is one, or is the same as one, is world-known
+PUBLIC_KB_IRI = re.compile(
+    r"https?://(?:(?:www\.)?wikidata\.org/(?:entity|wiki)/Q\d"
+    r"|(?:[a-z-]+\.)?dbpedia\.org/(?:resource|page)/"
+    r"|[a-z-]+\.(?:m\.)?wikipedia\.org/wiki/"
+    r"|sws\.geonames\.org/\d"
+    r"|rdf\.freebase\.com/ns/m\."
+    r"|yago-knowledge\.org/resource/)"
+)
+_WORLD_DIRECT = f"SELECT ?e ?v WHERE {{ ?e <{WORLD_KNOWN}> ?v . FILTER(isIRI(?e)) }}"
+_WORLD_BY_CLASS = f"""SELECT DISTINCT ?e ?v WHERE {{
+  ?c <{WORLD_KNOWN}> ?v . ?sub <{RDFS}subClassOf>* ?c . ?e a ?sub . FILTER(isIRI(?e))
+}}"""
+_WORLD_LINKS = "SELECT DISTINCT ?e ?t WHERE {\n  %s\n  FILTER(isIRI(?e) && isIRI(?t))\n}" % " UNION ".join(
+    f"{{ ?e <{p}> ?t }}" for p in SAME_AS_PREDICATES
+)
+
+
+class WorldKnowledge:
+    """Which entities of a graph a model can know from the world, and so which facts are
+    world knowledge rather than episodic (``docs/vocabulary.md``, "World knowledge").
+
+    An entity is world-known by, first to last: its own ``kgs:worldKnown true|false``; a
+    class of it (``rdf:type`` / ``rdfs:subClassOf*``) with ``kgs:worldKnown`` (true if any
+    class says true); an ``owl:sameAs`` / ``skos:exactMatch`` / ``schema:sameAs`` link to a
+    public graph (Wikidata, DBpedia, Wikipedia, GeoNames, Freebase, YAGO), or an IRI of one
+    itself. A fact is world knowledge when its subject is world-known, its object is a value
+    or a world-known entity, and its relation is not marked ``kgs:worldKnown false``: the
+    UTC offset of Sochi is; the city a fictional employee lives in is not.
+
+    Args:
+        known: IRIs world-known by a statement or link.
+        unknown: IRIs (entities, classes' instances, relations) stated not to be.
+    """
+
+    def __init__(self, known: Iterable[str] = (), unknown: Iterable[str] = ()):
+        self.unknown = frozenset(unknown)
+        self.known = frozenset(known) - self.unknown
+
+    @classmethod
+    def of(cls, kg: KnowledgeGraph) -> WorldKnowledge:
+        """Read the statements and links of ``kg`` (three queries).
+
+        Raises:
+            KgsynthError: a ``kgs:worldKnown`` value is not a boolean.
+        """
+        direct = {e.value: _world_flag(e, v) for e, v in kg.select(_WORLD_DIRECT)}
+        by_class: dict[str, set[bool]] = {}
+        for e, v in kg.select(_WORLD_BY_CLASS):
+            by_class.setdefault(e.value, set()).add(_world_flag(e, v))
+        linked = {e.value for e, t in kg.select(_WORLD_LINKS) if PUBLIC_KB_IRI.match(t.value)}
+        said = {e: True in flags for e, flags in by_class.items()} | direct  # the entity's own statement wins
+        known = {e for e, v in said.items() if v} | (linked - said.keys())
+        return cls(known, {e for e, v in said.items() if not v})
+
+    def entity(self, iri: str) -> bool:
+        """Whether the entity ``iri`` is world-known."""
+        return iri in self.known or (iri not in self.unknown and PUBLIC_KB_IRI.match(iri) is not None)
+
+    def fact(self, subject: str, relation: str, obj: str | None) -> bool:
+        """Whether a triple is world knowledge; ``obj`` is None for a literal value."""
+        return relation not in self.unknown and self.entity(subject) and (obj is None or self.entity(obj))
+
+
+def _world_flag(entity, value) -> bool:
+    datatype = getattr(value, "datatype", None)  # an IRI has none
+    if datatype is not None and datatype.value == XSD + "boolean" and value.value in ("true", "1", "false", "0"):
+        return value.value in ("true", "1")
+    raise KgsynthError(f"<{entity.value}> kgs:worldKnown {value} is not a boolean: write true or false")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError, field_validator, model_validator
@@ -15,7 +15,7 @@ from kgsynth.llm.cache import default_cache_path
 from kgsynth.queries import Shape
 from kgsynth.synth.dialogue import DialogueSettings
 from kgsynth.synth.formats import AnswerFormat
-from kgsynth.synth.scenario import Difficulty
+from kgsynth.synth.scenario import Difficulty, WorldPolicy
 
 OFFLINE_FILTERS = ("structure", "rule_leakage", "answer_stated", "answer_leak", "attribution", "exact_duplicate")
 LLM_FILTERS = ("closed_book", "judge")
@@ -57,6 +57,10 @@ class SamplingConfig(_Strict):
     shapes: tuple[Shape, ...] = (Shape.rule_application,)
     subgraphs_per_shape: int = Field(20_000, ge=1, description="most subgraphs drawn per shape (multihop: per hop count)")
     per_anchor: int = Field(2, ge=1)
+    world_knowledge: Literal["auto", "skip", "keep"] = Field(
+        "auto", description="subgraphs a model can answer from world knowledge (facts of real places, docs/vocabulary.md): "
+        "skip them; keep them (flagged metadata.world_knowledge); auto: skip them unless a closed-book filter runs, "
+        "which then decides (yes/no ones, which it never guesses, are skipped)")
 
 
 class DatasetConfig(_Strict):
@@ -189,6 +193,14 @@ class SynthConfig(_Strict):
         if self.filters.order is not None:
             return self.filters.order
         return FILTERS if self.llm else OFFLINE_FILTERS
+
+    @property
+    def world_policy(self) -> WorldPolicy:
+        """``sampling.world_knowledge`` for the scenario builder, ``auto`` resolved."""
+        if self.sampling.world_knowledge != "auto":
+            return self.sampling.world_knowledge
+        guessed = "closed_book" in self.filter_order and self.llm is not None and self.llm.guessers
+        return "closed_book" if guessed else "skip"
 
 
 _Config = TypeVar("_Config", bound=BaseModel)

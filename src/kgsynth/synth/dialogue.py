@@ -1,11 +1,13 @@
 """The template verbaliser: a scenario -> a 2-3 speaker dialogue, with no model.
 
 Every fact value sits in the turn its piece is mapped to; the rule and (for computed
-answers) the answer never appear. Knobs beyond the difficulty table: neutral noise turns
-(from a pool of the entity's domain), clarifications, re-asks, a correction (a value first
-misstated, then corrected: the gold uses the final value), the position of the fact
-turns, and padding to a target token count with distractor turns that mention no entity
-or value of the scenario.
+answers) the answer never appear. The scenario's level fixes the turn range and the
+corrections (a value first misstated, then corrected: the gold uses the final value) and
+confusable turns (another entity's value of the topic's relation) it needs to reach its
+reasoning steps. Knobs: neutral noise turns (from a pool of the entity's domain),
+clarifications, re-asks, further corrections and confusable turns by chance while the
+item stays within its level, the position of the fact turns, and padding to a target
+token count with distractor turns that mention no entity or value of the scenario.
 
 The dialogue reads as a conversation: each free turn answers the one before it (a
 greeting is returned, a statement acknowledged, a pause or a remark answered), no line is
@@ -31,7 +33,16 @@ from kgsynth.queries import Fact, Node
 from kgsynth.synth import locale
 from kgsynth.synth.formats import has_word, numbers_in
 from kgsynth.synth.phrases import NOISE, PAUSES, PHRASES, ROLES, SPEAKERS, YES_NO
-from kgsynth.synth.scenario import CURRENCIES, DIFFICULTY, Difficulty, Scenario
+from kgsynth.synth.scenario import (
+    CURRENCIES,
+    DIFFICULTY,
+    RESERVED_TURNS,
+    Difficulty,
+    Scenario,
+    merge_pieces,
+    misstatable,
+    several_valued,
+)
 from kgsynth.synth.statements import STATEMENTS
 
 TurnKind = Literal[
@@ -60,13 +71,17 @@ class DialogueSettings(BaseModel):
     noise: float = Field(0.3, ge=0, le=1, description="share of free turns that are neutral noise")
     clarifications: float = Field(0.3, ge=0, le=1, description="chance of a clarification question and answer")
     reasks: float = Field(0.2, ge=0, le=1, description="chance that a fact is asked for again and restated")
-    corrections: float = Field(0.2, ge=0, le=1, description="chance that a value is misstated, then corrected")
+    corrections: float = Field(0.2, ge=0, le=1, description="chance that a value is misstated, then corrected, beyond "
+                               "what the item's level needs, while the item stays within its level")
     position: Position = "spread"
-    fact_turn_indices: dict[Difficulty, tuple[int, ...]] | None = None  # exact fact-turn indices per difficulty (overrides position)
+    # exact fact-turn indices per difficulty (overrides position): a scenario with fewer fact turns takes the
+    # first ones, one with more merges its facts into that many turns
+    fact_turn_indices: dict[Difficulty, tuple[int, ...]] | None = None
     target_tokens: int | None = Field(None, ge=1, description="pad with distractor turns up to this many tokens")
     confusables: float = Field(
         0.2, ge=0, le=1, description="chance that a free turn states a fact of another entity of the same kind "
-        "(another booking and its amount), so an answer needs the facts kept apart by entity")
+        "(another booking and its amount), so an answer needs the facts kept apart by entity; beyond what the item's "
+        "level needs, while the item stays within its level")
 
     @model_validator(mode="after")
     def _speakers_in_range(self) -> DialogueSettings:
@@ -74,10 +89,10 @@ class DialogueSettings(BaseModel):
         if not 2 <= low <= high <= 3:
             raise ValueError("speakers must be a range within 2..3, e.g. [2, 3]")
         for difficulty, indices in (self.fact_turn_indices or {}).items():
-            spec = DIFFICULTY[difficulty]
-            if len(indices) != spec.fact_turns or len(set(indices)) != len(indices) or not all(0 <= i < spec.turns[0] for i in indices):
+            low = DIFFICULTY[difficulty].turns[0]
+            if not indices or len(set(indices)) != len(indices) or not all(0 <= i < low for i in indices):
                 raise ValueError(
-                    f"fact_turn_indices.{difficulty.value} needs {spec.fact_turns} distinct indices below {spec.turns[0]} "
+                    f"fact_turn_indices.{difficulty.value} needs one or more distinct indices below {low} "
                     f"(the fewest turns a {difficulty.value} dialogue has)"
                 )
         return self
@@ -162,18 +177,41 @@ def build_dialogue(scenario: Scenario, lang: str, settings: DialogueSettings, rn
                    others: Sequence[Scenario] = ()) -> Dialogue:
     """One dialogue for ``scenario`` in ``lang``; the same rng state gives the same dialogue.
     ``others`` are scenarios about other entities of the same kind whose facts the free
-    turns may state (see :func:`_plan_confusables`)."""
-    spec = DIFFICULTY[scenario.cell.difficulty]
-    total = rng.randint(*spec.turns)
-    pieces = scenario.pieces
-    slots = _fact_slots(len(pieces), total, scenario.cell.difficulty, settings, rng)
+    turns may state (see :func:`_place_confusables`).
+
+    The corrections and confusable turns the scenario's level asks for
+    (``scenario.reasoning``) are always placed, as many as the scenario and ``others``
+    allow (an item left short of its level's steps is the structure filter's to reject); the
+    chance knobs add more only while the item's steps stay within its level."""
+    difficulty = scenario.cell.difficulty
+    spec = DIFFICULTY[difficulty]
+    pinned = (settings.fact_turn_indices or {}).get(difficulty)
+    if pinned and len(pinned) < len(scenario.pieces):
+        scenario = scenario.model_copy(update={"pieces": merge_pieces(scenario.pieces, len(pinned))})
+    reasoning = scenario.reasoning
+    needed = len(scenario.pieces) + reasoning.corrections + (reasoning.distractors + RESERVED_TURNS if reasoning.distractors else 0)
+    total = rng.randint(min(max(spec.turns[0], needed), spec.turns[1]), spec.turns[1])
     plan: list[tuple[str, dict] | None] = [None] * total
+    if pinned:
+        slots, slips = sorted(pinned)[: len(scenario.pieces)], []
+    else:
+        slots, slips = _layout(scenario, total, settings.position, reasoning.corrections, rng)
     for piece_index, slot in enumerate(slots):
         plan[slot] = ("piece", {"piece": piece_index})
-    _plan_correction(scenario, plan, slots, settings, rng)
+    for fact, slot in slips:
+        _misstate(scenario, plan, slots, fact, slot, rng)
+    for _ in range(reasoning.corrections if pinned else 0):
+        _add_correction(scenario, plan, slots, rng)
+    high = spec.steps[1]
+    room = math.inf if high is None else high - reasoning.steps  # steps the chance knobs may add
+    confusables = _confusable_facts(scenario, lang, others, _misstated(plan)) if others else []
+    _place_confusables(plan, confusables, reasoning.distractors, rng)
+    if room > 0 and rng.random() < settings.corrections and _add_correction(scenario, plan, slots, rng):
+        room -= 1
+        confusables = [c for c in confusables if c[3] not in _misstated(plan)]
     _plan_reask(scenario, plan, slots, settings, rng)
     _plan_clarification(scenario, plan, settings, rng)
-    _plan_confusables(scenario, lang, others, plan, settings, rng)
+    _plan_confusables(plan, confusables, settings, room, rng)
     for i, entry in enumerate(plan):
         if entry is None:
             plan[i] = _filler(plan[i - 1] if i else None, i == len(plan) - 1, settings, rng)
@@ -183,21 +221,90 @@ def build_dialogue(scenario: Scenario, lang: str, settings: DialogueSettings, rn
     turns = [writer.turn(kind, args, speakers[order[i]]) for i, (kind, args) in enumerate(plan)]
     dialogue = Dialogue.model_validate({"turns": turns, "fact_turns": slots, "fact_values": writer.values()})
     if settings.target_tokens:
-        dialogue = pad_dialogue(dialogue, scenario, lang, settings.target_tokens, rng)
+        dialogue = pad_dialogue(dialogue, scenario, lang, settings.target_tokens, rng, others)
     return dialogue
 
 
-def _fact_slots(n: int, total: int, difficulty: Difficulty, settings: DialogueSettings, rng: random.Random) -> list[int]:
-    if settings.fact_turn_indices and difficulty in settings.fact_turn_indices:
-        return sorted(settings.fact_turn_indices[difficulty])  # checked against the table by DialogueSettings
-    width = max(n, math.ceil(total / 3))
+def _layout(scenario: Scenario, total: int, position: Position, corrections: int,
+            rng: random.Random) -> tuple[list[int], list[tuple[int, int]]]:
+    """The turn of each piece, and (fact, turn) of each of ``corrections`` slips: a value
+    misstated after what it belongs to is introduced and before the piece that corrects it.
+    Pieces and slips share the window ``position`` asks for."""
+    sequence: list[tuple[str, int]] = [("piece", i) for i in range(len(scenario.pieces))]
+    for piece_index, fact in _corrected(scenario, corrections, rng):
+        start = sequence.index(("piece", _introducing_piece(scenario, scenario.facts[fact].subject.value))) + 1
+        sequence.insert(rng.randint(start, sequence.index(("piece", piece_index))), ("slip", fact))
+    width = min(total, max(len(sequence), math.ceil(total / 3)))
     window = {
         "spread": range(total),
         "start": range(0, width),
         "middle": range((total - width) // 2, (total - width) // 2 + width),
         "end": range(total - width, total),
-    }[settings.position]
-    return sorted(rng.sample(window, n))
+    }[position]
+    turns = sorted(rng.sample(window, len(sequence)))
+    slots = [turn for turn, (kind, _) in zip(turns, sequence, strict=True) if kind == "piece"]
+    return slots, [(fact, turn) for turn, (kind, fact) in zip(turns, sequence, strict=True) if kind == "slip"]
+
+
+def _correctable(scenario: Scenario) -> dict[int, list[int]]:
+    """Piece -> its facts a slip may misstate: a number or a date, the one value of its
+    relation, in a piece after the one that introduces its subject."""
+    several = several_valued(scenario.facts)
+    found: dict[int, list[int]] = {}
+    for piece_index, piece in enumerate(scenario.pieces):
+        for fact in piece.facts:
+            f = scenario.facts[fact]
+            if fact not in several and misstatable(f) and 0 <= _introducing_piece(scenario, f.subject.value) < piece_index:
+                found.setdefault(piece_index, []).append(fact)
+    return found
+
+
+def _corrected(scenario: Scenario, count: int, rng: random.Random) -> list[tuple[int, int]]:
+    """(piece, fact) of up to ``count`` facts to correct, each in its own piece, in piece order."""
+    if not count:
+        return []
+    candidates = _correctable(scenario)
+    pieces = sorted(rng.sample(sorted(candidates), min(count, len(candidates))))
+    return [(piece, rng.choice(candidates[piece])) for piece in pieces]
+
+
+def _misstate(scenario: Scenario, plan: list, slots: list[int], fact: int, slot: int, rng: random.Random) -> None:
+    """A slip of ``fact`` at turn ``slot``; the turn of its piece corrects it."""
+    wrong = _wrong_value(scenario.facts[fact].object.python, rng)
+    plan[slot] = ("misstatement", {"fact": fact, "wrong": wrong})
+    piece = next(i for i, p in enumerate(scenario.pieces) if fact in p.facts)
+    plan[slots[piece]][1].update(corrected=fact, wrong=wrong)
+
+
+def _add_correction(scenario: Scenario, plan: list, slots: list[int], rng: random.Random) -> bool:
+    """Misstate one more fact, in a piece not corrected yet, in a free turn between the turn
+    that introduces its subject and its piece's, which corrects it; whether one could be."""
+    candidates = []
+    for piece_index, facts in _correctable(scenario).items():
+        slot = slots[piece_index]
+        if "corrected" in plan[slot][1]:
+            continue
+        for fact in facts:
+            introduced = slots[_introducing_piece(scenario, scenario.facts[fact].subject.value)]
+            earlier = [i for i in range(introduced + 1, slot) if plan[i] is None]
+            if earlier:
+                candidates.append((fact, earlier))
+    if not candidates:
+        return False
+    fact, earlier = rng.choice(candidates)
+    _misstate(scenario, plan, slots, fact, rng.choice(earlier), rng)
+    return True
+
+
+def _introducing_piece(scenario: Scenario, entity: str) -> int:
+    """The piece that first names ``entity``: the name piece for the topic, else the first
+    piece with a fact about it or pointing to it (a bridge); -1 if none does."""
+    for index, piece in enumerate(scenario.pieces):
+        facts = (scenario.facts[i] for i in piece.facts)
+        named = piece.name and entity == scenario.entity.value
+        if named or any(entity in (f.subject.value, f.object.value) for f in facts):
+            return index
+    return -1
 
 
 _STATEMENTS = frozenset({"piece", "restate", "clarify_a", "misstatement", "confusable"})
@@ -225,54 +332,10 @@ def _filler(previous: tuple[str, dict] | None, last: bool, settings: DialogueSet
     return ("reply", {"to": "noise"}) if kind == "noise" else ("prompt", {})
 
 
-def _several_valued(scenario: Scenario) -> frozenset[int]:
-    """The facts whose subject has more than one value of that relation (monthly purchases):
-    a slip or a re-ask about "the monthly purchase" could not say which one it means, and
-    the next value after a correction would read as a further correction."""
-    keys = [(f.subject.value, f.relation.value) for f in scenario.facts]
-    return frozenset(i for i, key in enumerate(keys) if keys.count(key) > 1)
-
-
-def _plan_correction(scenario: Scenario, plan: list, slots: list[int], settings: DialogueSettings, rng) -> None:
-    """Misstate one numeric/date fact in a free turn before its piece; the piece's turn corrects it."""
-    if rng.random() >= settings.corrections:
-        return
-    several = _several_valued(scenario)
-    candidates = []
-    for piece_index, slot in enumerate(slots):
-        for fact in scenario.pieces[piece_index].facts:
-            value = scenario.facts[fact].object.python if scenario.facts[fact].object.kind == "literal" else None
-            if fact in several or _wrong_value(value, random.Random(0)) is None:
-                continue
-            # a value is misstated only after a turn has introduced what it belongs to
-            introduced = _introduced_at(scenario, slots, scenario.facts[fact].subject.value)
-            earlier = [i for i in range(introduced + 1, slot) if plan[i] is None]
-            if introduced >= 0 and earlier:
-                candidates.append((piece_index, fact, earlier))
-    if not candidates:
-        return
-    piece_index, fact, earlier = rng.choice(candidates)
-    value = scenario.facts[fact].object.python
-    wrong = _wrong_value(value, rng)
-    plan[rng.choice(earlier)] = ("misstatement", {"fact": fact, "wrong": wrong})
-    plan[slots[piece_index]][1].update(corrected=fact, wrong=wrong)
-
-
-def _introduced_at(scenario: Scenario, slots: list[int], entity: str) -> int:
-    """The turn that first names ``entity``: the name piece for the topic, else the first
-    piece with a fact about it or pointing to it (a bridge); -1 if none does."""
-    for piece, slot in zip(scenario.pieces, slots, strict=True):
-        facts = (scenario.facts[i] for i in piece.facts)
-        named = piece.name and entity == scenario.entity.value
-        if named or any(entity in (f.subject.value, f.object.value) for f in facts):
-            return slot
-    return -1
-
-
 def _plan_reask(scenario: Scenario, plan: list, slots: list[int], settings: DialogueSettings, rng) -> None:
     if rng.random() >= settings.reasks:
         return
-    several = _several_valued(scenario)
+    several = several_valued(scenario.facts)
     options = [(s, f) for i, s in enumerate(slots) for f in scenario.pieces[i].facts
                if s + 2 < len(plan) and plan[s + 1] is None and plan[s + 2] is None and f not in several
                and not isinstance(scenario.facts[f].object.python, bool)]  # a yes/no fact is a sentence, not a value
@@ -293,23 +356,44 @@ def _plan_clarification(scenario: Scenario, plan: list, settings: DialogueSettin
         plan[i], plan[i + 1] = ("clarify_q", {}), ("clarify_a", {})
 
 
-def _plan_confusables(scenario: Scenario, lang: str, others: Sequence[Scenario], plan: list,
-                      settings: DialogueSettings, rng: random.Random) -> None:
-    """With the chance ``settings.confusables``, a free turn (never the opening, its reply or
-    the closing) states a fact of another entity: a relation the topic has too, with a value
-    the topic's facts and the answer do not have. It names that entity, and the topic is
-    named again in the next statement about it, so every value keeps one owner."""
-    if not settings.confusables or not others:
+def _confusable_turns(plan: list) -> list[int]:
+    """The free turns a confusable may take: never the opening, its reply or the closing."""
+    return [i for i in range(2, len(plan) - 1) if plan[i] is None]
+
+
+def _place_confusables(plan: list, choices: list, count: int, rng: random.Random) -> None:
+    """``count`` confusable turns (as many as there are free turns and ``choices``), each
+    stating one of ``choices`` (see :func:`_confusable_facts`), which it takes out."""
+    free = _confusable_turns(plan)
+    for i in rng.sample(free, min(count, len(free), len(choices))):
+        plan[i] = ("confusable", {"said": choices.pop(rng.randrange(len(choices)))})
+
+
+def _plan_confusables(plan: list, choices: list, settings: DialogueSettings, room: float, rng: random.Random) -> None:
+    """With the chance ``settings.confusables``, a free turn states a fact of another entity,
+    while ``room`` steps remain in the level. A confusable states a relation the topic has
+    too, with a value the topic's facts and the answer do not have; it names that entity,
+    and the topic is named again in the next statement about it, so every value keeps one owner."""
+    if not settings.confusables:
         return
-    choices = _confusable_facts(scenario, lang, others)
-    for i in range(2, len(plan) - 1):
-        if choices and plan[i] is None and rng.random() < settings.confusables:
+    for i in _confusable_turns(plan):
+        if room <= 0 or not choices:
+            return
+        if rng.random() < settings.confusables:
             plan[i] = ("confusable", {"said": choices.pop(rng.randrange(len(choices)))})
+            room -= 1
 
 
-def _confusable_facts(scenario: Scenario, lang: str, others: Sequence[Scenario]) -> list[tuple[str, str | None, str]]:
-    """(the noun with its subject, value, whole yes/no sentence) of each fact of ``others``
-    that the topic's relations share and whose value the dialogue would not also give the topic."""
+def _misstated(plan: list) -> set[object]:
+    """The wrong values the planned slips say."""
+    return {entry[1]["wrong"] for entry in plan if entry and entry[0] == "misstatement"}
+
+
+def _confusable_facts(scenario: Scenario, lang: str, others: Sequence[Scenario],
+                      misstated: set[object] = frozenset()) -> list[tuple[str, str | None, str, object]]:
+    """(the noun with its subject, value, whole yes/no sentence, value as data) of each fact
+    of ``others`` that the topic's relations share and whose value the dialogue would not
+    also give the topic, nor a slip (``misstated``) say."""
     relations = {f.relation.value for f in scenario.facts}
     gold = scenario.gold[lang]
     texts = {*(render_value(f, scenario, lang) for f in scenario.facts), *([gold] if isinstance(gold, str) else gold)}
@@ -320,8 +404,9 @@ def _confusable_facts(scenario: Scenario, lang: str, others: Sequence[Scenario])
         for fact, words in zip(other.facts, other.wording[lang].facts, strict=True):
             value = words.spoken or words.value or render_value(fact, other, lang)
             if (fact.relation.value in relations and fact.subject.value == other.entity.value and value not in texts
-                    and fact.object.python not in objects and not numbers & numbers_in(value)):
-                said.append((words.noun_of, value, words.statement))
+                    and fact.object.python not in objects and fact.object.python not in misstated
+                    and not numbers & numbers_in(value)):
+                said.append((words.noun_of, value, words.statement, fact.object.python))
     return said
 
 
@@ -355,41 +440,23 @@ def _speaker_order(n: int, k: int, rng: random.Random) -> list[int]:
     return order
 
 
-def pad_dialogue(dialogue: Dialogue, scenario: Scenario, lang: str, target_tokens: int, rng: random.Random) -> Dialogue:
-    """Insert distractor turns at random places until the transcript has ``target_tokens``.
+def pad_dialogue(dialogue: Dialogue, scenario: Scenario, lang: str, target_tokens: int, rng: random.Random,
+                 others: Sequence[Scenario] = ()) -> Dialogue:
+    """Add a haystack (``kgsynth.synth.haystack``) until the transcript has ``target_tokens``:
+    other scenarios' fact turns, other entities' facts, small talk with numbers, none with
+    a label, value or number of the scenario, an entity named only where the next
+    statement about the topic names it. The haystack comes from ``others.haystack`` (the
+    pipeline's pool of the graph's scenarios), else from ``others`` themselves; without
+    either it is small talk alone. Fact-turn indices are shifted."""
+    from kgsynth.synth import haystack  # it builds other scenarios' dialogues with this module
 
-    Distractors come from a digit-free bank and are skipped if they contain any label of
-    the scenario, so they cannot change the answer; fact-turn indices are shifted.
-    """
-    bank = [line for line in PHRASES[lang]["distractor"] if not _mentions(line, scenario.mentioned_texts)]
-    if not bank:
-        raise VerbaliserError("every distractor line mentions a label of the scenario; cannot pad")
-    turns = list(dialogue.turns)
-    speakers = sorted({(t.speaker, t.role) for t in turns})
-    tokens = count_tokens(dialogue.text)
-    padding = 0
-    while tokens < target_tokens:
-        at = rng.randint(0, len(turns))
-        before, after = (turns[at - 1].speaker if at else None), (turns[at].speaker if at < len(turns) else None)
-        for speaker, role in reversed(_insertion_speakers(speakers, before, after, rng)):
-            text = " ".join(rng.sample(bank, k=min(len(bank), rng.randint(1, 3))))
-            turns.insert(at, Turn(speaker=speaker, role=role, text=text, kind="distractor"))
-            tokens += count_tokens(f"{speaker}: {text}")
-            padding += 1
+    pool = getattr(others, "haystack", None) or (haystack.Pool(others, seed=0) if others else None)
+    try:
+        turns, padding = haystack.pad(dialogue.turns, scenario, lang, target_tokens, rng, pool)
+    except haystack.HaystackError as e:
+        raise VerbaliserError(str(e)) from None
     fact_turns = tuple(i for i, t in enumerate(turns) if t.kind == "fact")
     return dialogue.model_copy(update={"turns": tuple(turns), "fact_turns": fact_turns, "padding_turns": padding})
-
-
-def _insertion_speakers(speakers: list[tuple[str, str]], before: str | None, after: str | None,
-                        rng: random.Random) -> list[tuple[str, str]]:
-    """Who says the turns inserted between a turn of ``before`` and one of ``after``: one
-    speaker who is neither, else (two speakers, A then B) two turns, B then A, so that no
-    one speaks twice in a row."""
-    single = [s for s in speakers if s[0] not in (before, after)]
-    if single:
-        return [rng.choice(single)]
-    first = rng.choice([s for s in speakers if s[0] != before])
-    return [first, rng.choice([s for s in speakers if s[0] not in (first[0], after)])]
 
 
 class _Writer:
@@ -436,7 +503,7 @@ class _Writer:
         if kind == "noise":
             return dict(speaker=name, role=role, text=self._noise_line(), kind=kind)
         if kind == "confusable":
-            return dict(speaker=name, role=role, text=self._confusable(*args["said"]), kind=kind)
+            return dict(speaker=name, role=role, text=self._confusable(*args["said"][:3]), kind=kind)
         if kind == "reply":
             pool = "reply_opening" if args["to"] == "opening" else "reply_pause" if self.paused else "reply_remark"
             return dict(speaker=name, role=role, text=self._fresh(self.free[pool]), kind=kind)

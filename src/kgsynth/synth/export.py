@@ -5,15 +5,21 @@ file): the gold is always a string (a set's members joined by "; ") with ``gold_
 listing the members, and decimals are strings. Files are written to a temporary name and
 renamed, so a killed run never leaves a half-written file; nothing time-dependent is
 written, so the same seed and config give byte-identical files.
+
+``items`` and the private files keep the cell and scenario order, where an English item
+sits next to its Russian twin; the public files do not (``public_order``): their rows go
+by ``public_id``, an opaque hash, and no row sits next to one of its own scenario, so a
+reader of the public files cannot pair the twins (nor their ``public_id``s) by position.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import BinaryIO
@@ -93,9 +99,9 @@ def _prototype_row() -> dict:
 
 
 _PROTOTYPE_VALUES = {
-    "difficulty": "easy", "answer_format": "number", "position": "start", "answer_in_dialogue": False,
+    "difficulty": "easy", "answer_format": "number", "position": "start", "answer_in_dialogue": False, "world_knowledge": False,
     "fact_turns": (0,), "fact_to_turn": (0,), "fact_values": ("x",), "speakers": ("x",), "source_triples": ("x",),
-    **dict.fromkeys(("turns", "fact_turn_count", "links", "noise_turns", "clarifications", "reasks", "corrections",
+    **dict.fromkeys(("turns", "fact_turn_count", "links", "inputs", "bridged", "summed", "noise_turns", "clarifications", "reasks", "corrections",
                      "confusable_turns", "padding_turns", "token_length", "seed"), 0),
 }
 
@@ -131,6 +137,10 @@ class DatasetWriter:
     ``ready_jsonl`` (split -> a finished JSONL file) takes those files as they are instead
     of lines: they are hard-linked into place (copied where the file system cannot link),
     so the source stays intact for a resumed run.
+
+    Lines come in the same item order for every split; on exit the public splits are
+    rewritten in ``public_order`` (to a new file, never through a link to a source), the
+    rest keep it. The order depends on the lines alone, so a resumed run writes the same bytes.
     """
 
     def __init__(self, out: Path, ready_jsonl: dict[str, Path] | None = None):
@@ -160,10 +170,79 @@ class DatasetWriter:
         self._stack.close()
         if exc_type is not None:
             return
+        _put_public_in_order(self.out)
         for name in SPLITS:
             _jsonl_to_parquet(_partial(self.out / f"{name}.jsonl"), _partial(self.out / f"{name}.parquet"), _schema(name))
         for final in self.paths:
             _replace(_partial(final), final)
+
+
+PUBLIC_SPLITS = tuple(name for name in SPLITS if name.startswith("public/"))
+
+
+def public_order(public_ids: Sequence[str], scenarios: Sequence[str]) -> list[int]:
+    """The public files' row order, as indices of the rows in item order: by ``public_id``
+    (an opaque hash of the item id, so the order says nothing of cell, scenario or
+    language), then no row next to a row of its own scenario, which a random order would
+    leave about once per file: a row that would be is held back and placed at the first
+    turn where it is not (and one left over at the end goes to the first place between two
+    rows of other scenarios). A function of the rows alone: any run writing them agrees."""
+    ranked = sorted(range(len(public_ids)), key=lambda i: (public_ids[i], i))
+    order: list[int] = []
+    held: list[int] = []  # rows set aside, oldest first
+
+    def fits(row: int) -> bool:
+        return not order or scenarios[order[-1]] != scenarios[row]
+
+    for row in ranked:
+        held.append(row)
+        while (ready := next((k for k, waiting in enumerate(held) if fits(waiting)), None)) is not None:
+            order.append(held.pop(ready))
+    for row in held:  # every row left is of the last row's scenario
+        scenario = scenarios[row]
+        gaps = (p for p in range(len(order) + 1)
+                if (p == 0 or scenarios[order[p - 1]] != scenario) and (p == len(order) or scenarios[order[p]] != scenario))
+        order.insert(next(gaps, len(order)), row)  # nowhere apart (a single scenario): at the end
+    return order
+
+
+def _put_public_in_order(out: Path) -> None:
+    """Rewrite the public splits' ``.partial`` JSONL in ``public_order``, read from the
+    private mapping (its lines are in the same item order)."""
+    public_ids, scenarios = [], []
+    with _partial(out / "private/mapping.jsonl").open("rb") as f:
+        for line in f:
+            row = json.loads(line)
+            public_ids.append(row["public_id"])
+            scenarios.append(row["scenario_id"])
+    order = public_order(public_ids, scenarios)
+    for name in PUBLIC_SPLITS:
+        source = _partial(out / f"{name}.jsonl")
+        ordered = source.with_name(source.name + ".ordered")
+        _write_lines_in_order(source, ordered, order)
+        os.replace(ordered, source)  # a new file: a source linked to a spool is left as it was
+
+
+def _write_lines_in_order(source: Path, target: Path, order: Sequence[int]) -> None:
+    """``target``: the lines of ``source`` in ``order`` (a permutation of their indices)."""
+    with source.open("rb") as f, target.open("wb") as out:
+        if os.fstat(f.fileno()).st_size == 0:
+            if order:
+                raise ValueError(f"{source} is empty, but {len(order)} rows were to be ordered")
+            return
+        starts = [0]
+        for line in f:
+            starts.append(starts[-1] + len(line))
+        if len(starts) - 1 != len(order):
+            raise ValueError(f"{source} has {len(starts) - 1} lines, the private mapping {len(order)}")
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            batch: list[bytes] = []
+            for row in order:
+                batch.append(data[starts[row]:starts[row + 1]])
+                if len(batch) == 4096:
+                    out.write(b"".join(batch))
+                    batch.clear()
+            out.write(b"".join(batch))
 
 
 def _replace(partial: Path, final: Path) -> None:

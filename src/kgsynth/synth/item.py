@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kgsynth.synth.dialogue import Dialogue, DialogueSettings, Turn, build_dialogue, count_tokens, transcript
 from kgsynth.synth.formats import AnswerFormat, Constraints, format_instruction
-from kgsynth.synth.scenario import DIFFICULTY, Difficulty, Scenario
+from kgsynth.synth.scenario import Difficulty, Scenario
 
 PositionBucket = Literal["start", "middle", "end"]
 
@@ -37,7 +37,10 @@ class ItemMetadata(BaseModel):
     variant: str
     turns: int
     fact_turn_count: int
-    links: int
+    links: int  # reasoning steps: inputs + bridged + summed + the operation + corrections + confusable turns
+    inputs: int = 0  # facts the answer reads (0 in datasets before the count)
+    bridged: int = 0  # of them, facts about a multi-hop bridge or member: a join each
+    summed: int = 0  # additions of a summed input (k purchases: k - 1)
     fact_turns: tuple[int, ...]  # turn index of each fact-bearing turn
     fact_to_turn: tuple[int, ...]  # for each source fact, the turn that states its final value
     fact_values: tuple[str, ...]  # each source fact's value as written in the dialogue
@@ -52,6 +55,7 @@ class ItemMetadata(BaseModel):
     speakers: tuple[str, ...]
     source_triples: tuple[str, ...]
     answer_in_dialogue: bool
+    world_knowledge: bool = False  # a model can answer it from world knowledge (real places' facts), kept by config
     seed: int
 
 
@@ -141,7 +145,10 @@ def item_from_dialogue(scenario: Scenario, lang: str, dialogue: Dialogue, seed: 
         variant=scenario.variant,
         turns=len(dialogue.turns),
         fact_turn_count=len(dialogue.fact_turns),
-        links=DIFFICULTY[scenario.cell.difficulty].links,
+        links=scenario.reasoning.base + kinds["misstatement"] + kinds["confusable"],
+        inputs=scenario.reasoning.inputs,
+        bridged=scenario.reasoning.bridged,
+        summed=scenario.reasoning.summed,
         fact_turns=dialogue.fact_turns,
         fact_to_turn=tuple(stated_in[f] for f in range(len(scenario.facts))),
         fact_values=dialogue.fact_values,
@@ -156,6 +163,7 @@ def item_from_dialogue(scenario: Scenario, lang: str, dialogue: Dialogue, seed: 
         speakers=tuple(dict.fromkeys(t.speaker for t in dialogue.turns)),
         source_triples=scenario.source_triples,
         answer_in_dialogue=scenario.answer_in_dialogue,
+        world_knowledge=scenario.world_knowledge,
         seed=seed,
     )
     content = json.dumps([scenario.id, lang, text, question], ensure_ascii=False)

@@ -77,7 +77,7 @@ from kgsynth.synth.formats import has_word
 from kgsynth.synth.item import Item, make_item
 from kgsynth.synth.llm_dialogue import STAGE as VERBALISE
 from kgsynth.synth.llm_dialogue import Draft, LLMVerbaliser
-from kgsynth.synth.scenario import Scenario, ScenarioBuilder
+from kgsynth.synth.scenario import Scenario, ScenarioBuilder, cell_key
 
 Progress = Callable[[int, int], None]  # (items kept so far, items wanted)
 
@@ -89,34 +89,52 @@ class CellPlan(BaseModel):
     scenarios: tuple[Scenario, ...]
 
 
-def plan_cells(kg: KnowledgeGraph, config: SynthConfig, rules: dict[str, Rule]) -> list[CellPlan]:
+def plan_cells(kg: KnowledgeGraph, config: SynthConfig, rules: dict[str, Rule], empty_cells: bool = False) -> list[CellPlan]:
     """The scenario phase: every scenario the graph gives, grouped by cell, shuffled by
-    seed; in the order the cells are run (:func:`_questions`)."""
-    builder = ScenarioBuilder(kg, rules, config.dataset.languages)
+    seed; in the order the cells are run (:func:`_questions`). With ``empty_cells``, the
+    cells of the configured grid (every category and format the graph gives, at every
+    difficulty asked) that have no scenario are planned too, empty: a run reports them
+    unfillable."""
+    builder = ScenarioBuilder(kg, rules, config.dataset.languages, world_knowledge=config.world_policy)
     by_cell: dict[str, dict[str, Scenario]] = defaultdict(dict)
+    grid: set[tuple[str, str]] = set()
     wanted_difficulties, wanted_formats = set(config.dataset.difficulties), set(config.dataset.formats)
     with collector_paused():
         for subgraph in _subgraphs(kg, config):
             for scenario in builder.build(subgraph):
                 cell = scenario.cell
-                if cell.difficulty in wanted_difficulties and cell.answer_format in wanted_formats:
-                    by_cell[cell.key].setdefault(scenario.id, scenario)
+                if cell.answer_format in wanted_formats:
+                    grid.add((cell.category, cell.answer_format))
+                    if cell.difficulty in wanted_difficulties:
+                        by_cell[cell.key].setdefault(scenario.id, scenario)
+        if empty_cells:
+            for category, fmt in grid:
+                for difficulty in wanted_difficulties:
+                    by_cell.setdefault(cell_key(category, difficulty, fmt), {})
         plans = []
+        # the places a cell fills first (as _run_plans shares n): each rule's branches take
+        # turns across cells there too, so a small n is balanced as well
+        front = max(1, config.dataset.n // (len(config.dataset.languages) * max(1, sum(map(bool, by_cell.values())))))
+        fronts: dict[str, Counter[str]] = defaultdict(Counter)
         for key in sorted(by_cell):
             scenarios = sorted(by_cell[key].values(), key=lambda s: s.id)
             random.Random(f"{config.dataset.seed}:{key}").shuffle(scenarios)
-            plans.append(CellPlan(key=key, scenarios=_branches_take_turns(scenarios, config.dataset.branch_weights)))
+            ordered = _branches_take_turns(scenarios, config.dataset.branch_weights, fronts, front)
+            plans.append(CellPlan(key=key, scenarios=ordered))
         if ExactDuplicateFilter.name in config.filter_order:  # the keys are 10^5 more objects
             plans.sort(key=lambda plan: (_questions(plan, config.dataset.languages), plan.key))
     return plans
 
 
-def _branches_take_turns(scenarios: list[Scenario], weights: dict[str, dict[str, float]]) -> tuple[Scenario, ...]:
+def _branches_take_turns(scenarios: list[Scenario], weights: dict[str, dict[str, float]],
+                         fronts: dict[str, Counter[str]], front: int) -> tuple[Scenario, ...]:
     """The cell's shuffled scenarios with each rule's branches (yes / no, each class, each
     case's rate...) taking turns in the places the shuffle gave that rule, in proportion to
     ``weights`` (even by default), a scenario on the rule's edge first within its branch: a
     cell fills from the front, so what the graph holds most of does not crowd out the rest
-    and ">" versus ">=" gets asked. A branch that runs out leaves its turns to the others."""
+    and ">" versus ">=" gets asked. A branch that runs out leaves its turns to the others.
+    ``fronts`` counts, per rule, the branches earlier cells put in their first ``front``
+    places, and goes on counting: a branch they took less goes first here."""
     places: dict[str, list[int]] = defaultdict(list)
     for index, scenario in enumerate(scenarios):
         if scenario.rule is not None:
@@ -129,12 +147,14 @@ def _branches_take_turns(scenarios: list[Scenario], weights: dict[str, dict[str,
         for queue in queues.values():
             queue.sort(key=lambda s: not s.boundary)  # stable: the shuffle's order otherwise
         wanted = weights.get(iri) or weights.get(local_name(iri)) or {}
-        taken: Counter[str] = Counter()
+        before, taken = Counter(fronts[iri]), Counter()
         for index in indices:
             branch = min((b for b, q in queues.items() if len(q) > taken[b]),
-                         key=lambda b: (taken[b] + 1) / wanted.get(b, 1.0))
+                         key=lambda b: (before[b] + taken[b] + 1) / wanted.get(b, 1.0))
             ordered[index] = queues[branch][taken[branch]]
             taken[branch] += 1
+            if index < front:
+                fronts[iri][branch] += 1
     return tuple(ordered)
 
 
@@ -255,17 +275,17 @@ def _run(kg: KnowledgeGraph, config: SynthConfig, out: Path, rules: dict[str, Ru
          progress: Progress | None) -> SynthResult:
     with ExitStack() as frozen:
         with collector_paused():
-            plans = plan_cells(kg, config, rules)
+            plans = plan_cells(kg, config, rules, empty_cells=True)
             frozen.enter_context(_frozen())  # before the collector is back: it would scan every scenario once
         return _run_plans(kg, config, out, rules, plans, triples, run_key, progress)
 
 
 def _run_plans(kg: KnowledgeGraph, config: SynthConfig, out: Path, rules: dict[str, Rule], plans: list[CellPlan], triples: int,
                run_key: str, progress: Progress | None) -> SynthResult:
-    if not plans:
+    if not any(plan.scenarios for plan in plans):
         raise KgsynthError(f"the graph gives no scenario for the configured shapes, difficulties and formats: {_why_no_scenario(kg, config, rules)}")
     languages = config.dataset.languages
-    per_cell = max(1, config.dataset.n // (len(languages) * len(plans)))
+    per_cell = max(1, config.dataset.n // (len(languages) * _with_scenarios(plans)))  # cells without any are unfillable
     _check_fillable(config, plans, per_cell)
     models = _Models.open(config)
     try:
@@ -320,7 +340,7 @@ def _finished(out: Path, run_key: str) -> SynthResult | None:
 def _why_no_scenario(kg: KnowledgeGraph, config: SynthConfig, rules: dict[str, Rule]) -> str:
     """What each configured shape gave, and the likely cause where it gave no subgraph
     (asked only when the run cannot start: it samples again)."""
-    builder = ScenarioBuilder(kg, rules, config.dataset.languages)
+    builder = ScenarioBuilder(kg, rules, config.dataset.languages, world_knowledge=config.world_policy)
     sampled, built = Counter(), Counter()
     for subgraph in _subgraphs(kg, config):
         sampled[subgraph.shape] += 1
@@ -329,6 +349,9 @@ def _why_no_scenario(kg: KnowledgeGraph, config: SynthConfig, rules: dict[str, R
     for shape in config.sampling.shapes:
         if not sampled[shape]:
             said.append(f"{shape.value}: no subgraph ({_why_no_subgraph(kg, shape, rules)})")
+        elif not built[shape] and builder.world_skipped[shape.value]:
+            said.append(f"{shape.value}: {sampled[shape]:,} subgraphs, {builder.world_skipped[shape.value]:,} of them answerable "
+                        "from world knowledge and left out (sampling.world_knowledge)")
         elif not built[shape]:
             said.append(f"{shape.value}: {sampled[shape]:,} subgraphs, none with a question and gold in every language")
         else:
@@ -355,11 +378,16 @@ def _why_no_subgraph(kg: KnowledgeGraph, shape: Shape, rules: dict[str, Rule]) -
     return "no entity has the relations this shape needs, each with one value, under a label of its own"
 
 
+def _with_scenarios(plans: Sequence[CellPlan]) -> int:
+    """How many cells have a scenario: ``n`` is shared among them."""
+    return sum(1 for plan in plans if plan.scenarios)
+
+
 def _check_fillable(config: SynthConfig, plans: list[CellPlan], per_cell: int) -> None:
     """Refuse, before any wording, an ``n`` no cell has scenarios enough for."""
     most = max(len(plan.scenarios) for plan in plans)
     if per_cell > most:
-        cells, languages = len(plans), len(config.dataset.languages)
+        cells, languages = _with_scenarios(plans), len(config.dataset.languages)
         raise KgsynthError(
             f"n = {config.dataset.n:,} asks {per_cell:,} items per cell and language ({cells} cells x {languages} languages), "
             f"but the fullest cell has {most:,} scenarios: ask for at most {most * cells * languages:,}"
@@ -373,7 +401,8 @@ def _why_empty(result: SynthResult) -> str:
     best = max(cell["kept"] for cell in manifest["cells"].values())
     line = f"wrote no item: no cell kept {result.per_cell:,} scenarios whose items pass every filter (the most: {best:,})"
     if best:
-        line += f"; --n {best * len(manifest['cells']) * len(manifest['config']['dataset']['languages']):,} would fill the fullest"
+        cells = sum(1 for cell in manifest["cells"].values() if cell["scenarios"])
+        line += f"; --n {best * cells * len(manifest['config']['dataset']['languages']):,} would fill the fullest"
     by_filter: Counter[str] = Counter()
     example: dict[str, str] = {}
     for r in read_jsonl(path):
@@ -385,16 +414,49 @@ def _why_empty(result: SynthResult) -> str:
     return f"{line} (all in {path})"
 
 
-def _notes(config: SynthConfig, per_cell: int, cells: int, items: int, unfillable: dict[str, int]) -> list[str]:
-    """Why the dataset holds other than ``n`` items, when the reason is not plain rounding."""
+def _shortfall(config: SynthConfig, per_cell: int, closed: dict[str, dict], items: int) -> dict[str, int]:
+    """The items against ``n`` and the cells against the configured grid (every category
+    and format the graph gives, at every difficulty asked): ``missing`` = ``rounding`` (n
+    shared among the cells with scenarios, rounded down to ``per_cell`` each) +
+    ``unfilled`` (the share of the cells with scenarios that kept fewer than ``per_cell``)."""
+    languages = len(config.dataset.languages)
+    with_scenarios = [cell for cell in closed.values() if cell["available"]]
+    short = sum(1 for cell in with_scenarios if cell["closed"] < per_cell)
+    return {
+        "n": config.dataset.n,
+        "items": items,
+        "missing": config.dataset.n - items,
+        "rounding": config.dataset.n - per_cell * languages * len(with_scenarios),
+        "unfilled": per_cell * languages * short,
+        "grid_cells": len(closed),
+        "filled_cells": len(with_scenarios) - short,
+        "unfillable_cells": len(closed) - len(with_scenarios) + short,
+        "cells_without_scenarios": len(closed) - len(with_scenarios),
+    }
+
+
+def _notes(config: SynthConfig, per_cell: int, closed: dict[str, dict], items: int, unfillable: dict[str, int]) -> list[str]:
+    """Why the dataset holds other than ``n`` items, and which cells of the configured grid
+    it leaves out (:func:`_shortfall`)."""
     n, languages, notes = config.dataset.n, len(config.dataset.languages), []
+    counts = _shortfall(config, per_cell, closed, items)
+    cells = counts["grid_cells"] - counts["cells_without_scenarios"]
     if items > n:
         notes.append(f"n = {n:,} is below one item per cell and language ({cells} cells x {languages} languages): "
                      f"wrote {items:,} items, {per_cell} per cell and language")
-    if len(unfillable) * 2 > cells:
-        fewest = min(unfillable, key=lambda key: (unfillable[key], key))
-        notes.append(f"n = {n:,} asks {per_cell:,} items per cell and language: {len(unfillable)} of {cells} cells hold fewer "
-                     f"and are left out (the fewest: {unfillable[fewest]:,}, in {fewest})")
+    elif items < n:
+        why = [f"{counts['rounding']:,} from sharing n among {cells} cells with scenarios x {languages} languages "
+               f"({per_cell} per cell and language)"] if counts["rounding"] else []
+        why += [f"{counts['unfilled']:,} in cells left short"] if counts["unfilled"] else []
+        notes.append(f"wrote {items:,} of n = {n:,} items, {n - items:,} fewer: {'; '.join(why)}")
+    if unfillable:
+        empty = sorted(key for key in unfillable if not closed[key]["available"])
+        short = sorted((key for key in unfillable if closed[key]["available"]), key=lambda key: (unfillable[key], key))
+        parts = [f"{len(empty)} without any scenario (e.g. {', '.join(empty[:3])})"] if empty else []
+        parts += [f"{len(short)} with fewer than {per_cell:,} scenarios whose items pass (the fewest: "
+                  f"{unfillable[short[0]]:,}, in {short[0]})"] if short else []
+        notes.append(f"{len(unfillable)} of the {counts['grid_cells']} cells of the configured grid (category x difficulty "
+                     f"x format) are unfillable and left out: {'; '.join(parts)}")
     return notes
 
 
@@ -481,7 +543,7 @@ class _Wording:
                 outcomes[k].reached[self.exact_duplicate.name] += len(languages)
                 continue
             try:
-                others = self.confusables(scenario) if config.dialogue.confusables else []
+                others = self.confusables(scenario, draw=bool(config.dialogue.confusables))
                 drafts += [(k, make_item(scenario, lang, config.dialogue, config.dataset.seed, others)) for lang in languages]
             except VerbaliserError as e:  # e.g. no distractor line free of the scenario's labels
                 outcomes[k].rejections.append({"item_id": None, "scenario_id": scenario.id, "language": None, "cell": cell,
@@ -585,10 +647,14 @@ class _Wording:
 
 class _Confusables:
     """Scenarios about other entities that share a relation of a scenario's topic: whose
-    facts its dialogue's confusable turns may state."""
+    facts its dialogue's confusable turns may state; and ``haystack``, the pool of the
+    run's scenarios a padded dialogue draws its haystack from (built on first use)."""
 
     def __init__(self, plans: Sequence[CellPlan], seed: int, wanted: int = 2):
+        from kgsynth.synth.haystack import Pool
+
         self.seed, self.wanted = seed, wanted
+        self.haystack = Pool(lambda: (s for plan in plans for s in plan.scenarios), seed)
         self.by_relation: dict[str, list[Scenario]] = defaultdict(list)
         seen: set[tuple[str, str]] = set()
         for plan in plans:
@@ -598,9 +664,14 @@ class _Confusables:
                         seen.add((relation, s.entity.value))
                         self.by_relation[relation].append(s)
 
-    def __call__(self, scenario: Scenario) -> list[Scenario]:
+    def __call__(self, scenario: Scenario, draw: bool = True) -> list[Scenario]:
         """Up to ``wanted`` of them, drawn by the seed and the scenario (the same on resume),
-        none with a name that shares a word with a name the scenario mentions."""
+        none with a name that shares a word with a name the scenario mentions (none unless
+        ``draw``); as a list that also hands ``haystack`` to ``pad_dialogue``."""
+        from kgsynth.synth.haystack import Others
+
+        if not draw:
+            return Others((), self.haystack)
         rng = random.Random(f"{self.seed}:{scenario.id}:confusables")
         relations = sorted({f.relation.value for f in scenario.facts})
         found: list[Scenario] = []
@@ -611,7 +682,7 @@ class _Confusables:
                 found.append(other)
                 if len(found) == self.wanted:
                     break
-        return found
+        return Others(found, self.haystack)
 
 
 def _topic_relations(scenario: Scenario) -> set[str]:
@@ -818,7 +889,7 @@ def _assemble(
     counts: Counter[str] = Counter()
     stats = _FilterStats()
     plan_of = {plan.key: plan for plan in plans}
-    answers = _AnswerBalance(plans, config.dataset.branch_weights)
+    answers = _AnswerBalance(plans, config.dataset.branch_weights, len(config.dataset.languages))
     # Usually every spooled item is chosen in a filled cell: then each spool is the split's file.
     whole_spools = all((cell, index) in chosen for cell, candidates in work.candidates.items() for index, _ in candidates)
     with (
@@ -855,7 +926,8 @@ def _assemble(
         "filters": stats.report(stages),
         "answers": answers.report(),
         "files": files,
-        "notes": _notes(config, per_cell, len(plans), sum(counts.values()), unfillable) + answers.notes(),
+        "shortfall": _shortfall(config, per_cell, closed, sum(counts.values())),
+        "notes": _notes(config, per_cell, closed, sum(counts.values()), unfillable) + answers.notes(),
         "run_key": run_key,
     }
     write_json_atomic(out / "manifest.json", manifest)
@@ -868,7 +940,7 @@ class _AnswerBalance:
     """Which way each rule's kept answers went (``Scenario.branch``), beside what the graph
     offered: the manifest's check that no branch is crowded out by filtering."""
 
-    def __init__(self, plans: Sequence[CellPlan], weights: dict[str, dict[str, float]]):
+    def __init__(self, plans: Sequence[CellPlan], weights: dict[str, dict[str, float]], languages: int):
         offered: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
         for plan in plans:
             for scenario in plan.scenarios:
@@ -878,6 +950,7 @@ class _AnswerBalance:
         self.weights = {local_name(iri): branches for iri, branches in weights.items()}
         self.items: dict[str, Counter[str]] = defaultdict(Counter)
         self.boundary: Counter[str] = Counter()
+        self.languages = languages
 
     def add(self, scenario: Scenario, items: int) -> None:
         if scenario.rule is not None:
@@ -893,14 +966,15 @@ class _AnswerBalance:
                 for rule in sorted(self.offered)}
 
     def notes(self) -> list[str]:
-        """A line for each branch kept under a third of its share of the rule's items."""
+        """A line for each branch kept under a third of its share of the rule's items (a
+        share of at least one scenario: two scenarios cannot show four classes)."""
         notes = []
         for rule in sorted(self.items):
             kept, weights = self.items[rule], self.weights.get(rule, {})
             total, weight = sum(kept.values()), sum(weights.get(b, 1.0) for b in self.offered[rule])
             for branch in sorted(self.offered[rule]):
                 fair = total * weights.get(branch, 1.0) / weight
-                if kept[branch] * 3 < fair:
+                if kept[branch] * 3 < fair and fair >= self.languages:
                     notes.append(f"{rule}: {kept[branch]} of {total} items answer {branch!r} (a fair share is {fair:.0f}); "
                                  f"the graph offers {len(self.offered[rule][branch])} such subgraphs")
         return notes

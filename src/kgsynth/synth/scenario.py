@@ -6,27 +6,40 @@ state, the target question, the answer format with its constraints, and the gold
 computed by code (the rule engine, or the graph itself for retrieval shapes). Verbalisers
 (template now, LLM later) only turn a scenario into a dialogue.
 
-Difficulty follows the method's table: easy 4-6 turns with 2 fact-bearing turns and 1
-link, medium 6-10 / 3 / 2, hard 10-15 / 4 / 3. A link is one join across turns the reader
-must make, so ``links == fact_turns - 1``. A scenario fills a difficulty when it has at
-least that many pieces (a name, the entity's class when the rule depends on it, each fact
-value); extra pieces are merged into fewer turns.
+Difficulty counts the reasoning an answer takes (:class:`Reasoning`), not turns: each
+input fact to find, each input about a bridge (a join one hop further), each addition of a
+summed input, the operation that combines inputs (the rule applied, two values compared,
+two conditions intersected), and, added by the dialogue, each corrected value to track and
+each confusable turn (another entity's value of the topic's relation) to rule out. Easy is
+1-3 steps, medium 4-5, hard 6 or more: the method's table (2, 3 and 4 fact-bearing turns
+joined by 1, 2 and 3 links) counts 3, 5 and 7; its turn ranges (easy 4-6, medium 6-10, hard
+10-15) stay the length envelope. The graph fixes the base: a one-input rule is 2 (the
+input, the rule), a two-input rule 3, k purchases summed against a limit 2k + 1, a simple
+lookup 1, a set of k members k, a comparison or a conditional 3, an h-hop chain 2h - 1
+(2-hop 3, 3-hop 5, 4-hop 7: easy, medium, hard). A level above the base is reached only by
+real steps, corrections and confusable turns (at most :data:`MAX_CORRECTIONS` and
+:data:`MAX_DISTRACTORS`), never by turns alone; no level lies below the base. Every
+fact-bearing turn states at least one input (one per turn while the envelope has room): the
+entity's name, and its class when the rule depends on it, ride in the first fact turn,
+never in a turn of their own.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from enum import StrEnum
 from functools import cache, cached_property
-from typing import Self
+from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict
 
 from kgsynth.kg import KnowledgeGraph, local_name
-from kgsynth.kg.vocab import Operation, Rule
+from kgsynth.kg.vocab import Operation, Rule, WorldKnowledge
 from kgsynth.queries import Fact, Node, Shape, Subgraph
 from kgsynth.synth.formats import AnswerFormat, Choices, Constraints, canonical_gold, class_aliases
 from kgsynth.synth.lexicon import Lexicon, Wording, wording
@@ -36,6 +49,10 @@ from kgsynth.synth.rules import RuleEvaluationError, RuleOutcome, evaluate_subgr
 LANGUAGES = ("en", "ru")
 CURRENCIES = frozenset({"RUB", "USD", "EUR"})
 NO_RULE = "none"  # rule_kind of retrieval items (no semantic rule)
+# What to do with a subgraph whose answer is world knowledge: not build it; build it where the
+# closed-book filter can check it (every format but yes/no, which its guessers never answer);
+# build it. Its scenarios are flagged (Scenario.world_knowledge) when built.
+WorldPolicy = Literal["skip", "closed_book", "keep"]
 
 
 class Difficulty(StrEnum):
@@ -48,15 +65,46 @@ class DifficultySpec(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     turns: tuple[int, int]  # inclusive range of dialogue turns (before length padding)
-    fact_turns: int
-    links: int
+    steps: tuple[int, int | None]  # inclusive range of reasoning steps (Reasoning.steps); None: no upper bound
+
+    def holds(self, steps: int) -> bool:
+        """Whether ``steps`` reasoning steps belong to this level."""
+        low, high = self.steps
+        return low <= steps and (high is None or steps <= high)
 
 
 DIFFICULTY: dict[Difficulty, DifficultySpec] = {
-    Difficulty.easy: DifficultySpec(turns=(4, 6), fact_turns=2, links=1),
-    Difficulty.medium: DifficultySpec(turns=(6, 10), fact_turns=3, links=2),
-    Difficulty.hard: DifficultySpec(turns=(10, 15), fact_turns=4, links=3),
+    Difficulty.easy: DifficultySpec(turns=(4, 6), steps=(1, 3)),
+    Difficulty.medium: DifficultySpec(turns=(6, 10), steps=(4, 5)),
+    Difficulty.hard: DifficultySpec(turns=(10, 15), steps=(6, None)),
 }
+MAX_CORRECTIONS = 2  # corrected values a level may add to what the graph gives
+MAX_DISTRACTORS = 2  # confusable turns a level may add (the wording phase lends two other entities)
+RESERVED_TURNS = 3  # turns a confusable cannot take (the opening, the reply to it, the last)
+
+
+class Reasoning(BaseModel):
+    """The steps an answer takes: what the graph fixes (inputs, bridged, summed, operations)
+    and what the level asks the dialogue to add (corrections, distractors). An item's
+    ``links`` are its realised steps: the base, and the misstatements and confusable turns
+    its dialogue holds (a dialogue may add more of them, within its level)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    inputs: int = 0  # facts the answer reads, each a value to find in the dialogue
+    bridged: int = 0  # of them, facts about a bridge (a multi-hop entity the question never names): a join each
+    summed: int = 0  # additions: a summed input of k values is k - 1
+    operations: int = 0  # the rule applied, two values compared, two conditions intersected
+    corrections: int = 0  # values misstated, then corrected: the reader keeps the final one
+    distractors: int = 0  # confusable turns: another entity's value of a relation the topic has, to rule out
+
+    @property
+    def base(self) -> int:
+        return self.inputs + self.bridged + self.summed + self.operations
+
+    @property
+    def steps(self) -> int:
+        return self.base + self.corrections + self.distractors
 
 
 class Cell(BaseModel):
@@ -82,7 +130,8 @@ def cell_key(category: str, difficulty: str, answer_format: str) -> str:
 
 
 class Piece(BaseModel):
-    """What one fact-bearing turn carries: the entity's name, its class, and/or facts."""
+    """What one fact-bearing turn carries: at least one fact, and in the first turn the
+    entity's name and its class (never a turn of their own)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -114,9 +163,11 @@ class Scenario(BaseModel):
     gold_aliases: dict[str, list[str]] = {}
     answer_in_dialogue: bool  # a fact states the answer: retrieval shapes, and a rule whose answer is an input (a 100% payout)
     steps: tuple[str, ...] = ()
+    reasoning: Reasoning = Reasoning()  # the steps the answer takes; the level's corrections and distractors
     branch: str = ""  # which way the rule went (RuleOutcome.branch): answers are balanced over it
     boundary: bool = False  # an input exactly on the rule's edge (RuleOutcome.boundary)
     hidden: tuple[Node, ...] = ()  # bridges: named in the dialogue, never in the question
+    world_knowledge: bool = False  # every fact is world knowledge (WorldKnowledge): answerable without the dialogue
 
     @property
     def answer_format(self) -> AnswerFormat:
@@ -176,10 +227,17 @@ class ScenarioBuilder:
         kg: the graph the subgraphs came from (for rule, class and category labels).
         rules: ``load_rules(kg)``.
         languages: the languages every scenario must be able to speak.
+        world_knowledge: what to do with a subgraph a model can answer from world knowledge
+            (:data:`WorldPolicy`; ``SynthConfig.world_policy`` resolves the config's setting);
+            ``world_skipped`` counts the subgraphs not built for it, by shape.
     """
 
-    def __init__(self, kg: KnowledgeGraph, rules: Mapping[str, Rule], languages: Iterable[str] = LANGUAGES):
+    def __init__(self, kg: KnowledgeGraph, rules: Mapping[str, Rule], languages: Iterable[str] = LANGUAGES,
+                 world_knowledge: WorldPolicy = "skip"):
         self.kg = kg
+        self.world = WorldKnowledge.of(kg)
+        self.world_policy = world_knowledge
+        self.world_skipped: Counter[str] = Counter()
         self.rules = rules
         self.languages = tuple(languages)
         iris = {i for r in rules.values() for i in (r.domain, r.category, r.applies_to_class) if i}
@@ -192,11 +250,44 @@ class ScenarioBuilder:
         return self._nodes[iri]
 
     def build(self, subgraph: Subgraph) -> Iterator[Scenario]:
-        """Every scenario the subgraph can fill: one per (answer format, difficulty)."""
+        """Every scenario the subgraph can fill: one per (answer format, difficulty). One
+        whose answer is world knowledge is flagged, or not built (``world_knowledge``)."""
+        world = self.world_answerable(subgraph)
+        if world and self.world_policy == "skip":
+            self.world_skipped[subgraph.shape.value] += 1
+            return
         if subgraph.shape is Shape.rule_application:
-            yield from self._rule_scenarios(subgraph)
+            scenarios = self._rule_scenarios(subgraph)
         else:
-            yield from self._retrieval_scenarios(subgraph)
+            scenarios = self._retrieval_scenarios(subgraph)
+        if not world:
+            yield from scenarios
+            return
+        dropped = False
+        for scenario in scenarios:
+            if self.world_policy == "closed_book" and scenario.answer_format is AnswerFormat.yes_no:
+                dropped = True  # its guessers never answer yes/no (right half the time by chance)
+                continue
+            yield scenario.model_copy(update={"world_knowledge": True})
+        if dropped:
+            self.world_skipped[subgraph.shape.value] += 1
+
+    def world_answerable(self, subgraph: Subgraph) -> bool:
+        """Whether a model can answer the subgraph's question from world knowledge alone:
+        the world-knowledge facts among its facts (:class:`WorldKnowledge`) determine the
+        answer. A shape's answer needs every fact (a comparison's two values, a chain's every
+        hop, every member of a set, a rule's inputs), so one fact of an invented entity ("Anna
+        lives in Kazan") makes the dialogue necessary, while Sochi's UTC offset or the
+        country of Kazan does not; a conditional's two facts each narrow the answer, so one
+        world fact that alone picks it out of the graph is enough ("What is both the
+        country of Kazan and the home country of Anna?")."""
+        facts, known = subgraph.facts, self.world.fact
+        said = (known(f.subject.value, f.relation.value, f.object.value if f.object.kind == "iri" else None) for f in facts)
+        if subgraph.shape is not Shape.conditional or len(subgraph.answer) != 1:
+            return bool(facts) and all(said)  # stops at the first episodic fact: ~0.4 us a subgraph
+        world = list(said)
+        return bool(world) and (all(world) or any(w and _picks_out(self.kg, f, subgraph.answer[0])
+                                                  for f, w in zip(facts, world, strict=True)))
 
     # ------------------------------------------------------------------ rule application
     def _rule_scenarios(self, subgraph: Subgraph) -> Iterator[Scenario]:
@@ -217,10 +308,10 @@ class ScenarioBuilder:
             gold, aliases = self._gold(fmt, gold_value, constraints)
             if gold is None:
                 continue
-            for difficulty, pieces in _difficulties(entity_class is not None, len(facts)):
+            for difficulty, pieces, reasoning in _difficulties(_rule_reasoning(facts), facts, entity, entity_class is not None, reorder=True):
                 yield _scenario(
                     cell=self._rule_cell(rule, difficulty, fmt), shape=subgraph.shape, variant=subgraph.variant,
-                    subgraph_id=subgraph.id, entity=entity, entity_class=entity_class, facts=facts, pieces=pieces,
+                    subgraph_id=subgraph.id, entity=entity, entity_class=entity_class, facts=facts, pieces=pieces, reasoning=reasoning,
                     rule=rule, topic=topic, question=question, wording=words, constraints=constraints, gold=gold,
                     gold_aliases=aliases, answer_in_dialogue=_equals_an_input(outcome), steps=outcome.steps, branch=outcome.branch,
                     boundary=outcome.boundary,
@@ -296,11 +387,11 @@ class ScenarioBuilder:
         words = self._wording(entity, None, facts)
         # a value ("2025-05-31", "Kazan" as an inverse set's key) is stated with its fact, never made the topic
         name_piece = shape is not Shape.comparison and entity.kind == "iri" and any(f.subject == entity for f in facts)
-        for difficulty, pieces in _difficulties(False, len(facts), name_piece=name_piece):
+        for difficulty, pieces, reasoning in _difficulties(_retrieval_reasoning(subgraph), facts, entity, False, name_piece):
             cell = Cell(domain="episodic", category=shape.value, difficulty=difficulty, answer_format=fmt, rule_kind=NO_RULE)
             yield _scenario(
                 cell=cell, shape=shape, variant=subgraph.variant, subgraph_id=subgraph.id, entity=entity,
-                facts=facts, pieces=pieces, topic={lang: shape.value for lang in self.languages}, question=question,
+                facts=facts, pieces=pieces, reasoning=reasoning, topic={lang: shape.value for lang in self.languages}, question=question,
                 wording=words, constraints=constraints, gold=gold, gold_aliases=aliases, answer_in_dialogue=True,
                 hidden=subgraph.hidden if shape in (Shape.multihop, Shape.multihop_set) else (),
             )
@@ -346,6 +437,22 @@ def _equals_an_input(outcome: RuleOutcome) -> bool:
         isinstance(v, Decimal) and v == outcome.value for v in outcome.inputs.values())
 
 
+# another node than ?x in ?x's place of the triple (?s ?r ?o): the triple alone does not pick ?x out
+_OTHER_SUBJECT = "SELECT ?y WHERE {\n  #VALUES\n  ?y ?r ?o . FILTER(!sameTerm(?y, ?x))\n} LIMIT 1"
+_OTHER_OBJECT = "SELECT ?y WHERE {\n  #VALUES\n  ?s ?r ?y . FILTER(!sameTerm(?y, ?x))\n} LIMIT 1"
+
+
+def _picks_out(kg: KnowledgeGraph, fact: Fact, answer: Node) -> bool:
+    """Whether ``fact`` alone identifies ``answer`` (its subject or object) in the graph."""
+    if fact.subject.value == answer.value:
+        query, names, terms = _OTHER_SUBJECT, ("r", "o", "x"), (fact.relation, fact.object, answer)
+    elif fact.object.value == answer.value and fact.object.kind == answer.kind:
+        query, names, terms = _OTHER_OBJECT, ("s", "r", "x"), (fact.subject, fact.relation, answer)
+    else:
+        return False
+    return not any(True for _ in kg.select(query, values=(names, [[n.term() for n in terms]])))
+
+
 def _names_any(question: dict[str, str], nodes: Sequence[Node]) -> bool:
     """Whether a question says the label of any of ``nodes`` in its language."""
     return any(node.kind == "iri" and node.label_in(lang).casefold() in text.casefold()
@@ -359,31 +466,104 @@ def _scenario(**fields) -> Scenario:
 
 def _scenario_id(fields: dict) -> str:
     cell: Cell = fields["cell"]
-    parts = [fields["subgraph_id"], cell.key, cell.rule_kind, ",".join(str(len(p.facts)) for p in fields["pieces"])]
+    reasoning: Reasoning = fields["reasoning"]
+    parts = [fields["subgraph_id"], cell.key, cell.rule_kind, ",".join(str(len(p.facts)) for p in fields["pieces"]),
+             f"{reasoning.corrections},{reasoning.distractors}"]
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
 
 
-def _difficulties(has_class: bool, n_facts: int, name_piece: bool = True) -> Iterator[tuple[Difficulty, tuple[Piece, ...]]]:
-    """Each difficulty the pieces can fill, with the pieces merged down to its fact-turn count."""
+def _difficulties(base: Reasoning, facts: Sequence[Fact], entity: Node, has_class: bool, name_piece: bool = True,
+                  reorder: bool = False) -> Iterator[tuple[Difficulty, tuple[Piece, ...], Reasoning]]:
+    """Each level the scenario can fill: its pieces, and its reasoning with the corrections
+    and confusable turns the dialogue must add to reach the level's least steps (none when
+    the graph's own steps are in the level; no level below them). With ``reorder`` (facts
+    all about the entity, in no chain) the facts a slip can misstate come last, after the
+    turn that introduces the entity, so that they can be corrected."""
+    several = several_valued(facts)
+    order = tuple(sorted(range(len(facts)), key=lambda i: i not in several and misstatable(facts[i]))) if reorder \
+        else tuple(range(len(facts)))
     for difficulty, spec in DIFFICULTY.items():
-        pieces = _pieces(has_class, n_facts, spec.fact_turns, name_piece)
-        if pieces is not None:
-            yield difficulty, pieces
+        low, high = spec.steps
+        if high is not None and base.steps > high:
+            continue
+        need = max(0, low - base.steps)
+        pieces = _pieces(order, spec.turns[1] - RESERVED_TURNS - need, name_piece, has_class)
+        if pieces is None:
+            continue
+        corrections = 0
+        if need:
+            correctable = min(MAX_CORRECTIONS, _correctable(facts, pieces, entity))
+            corrections = min(correctable, max((need + 1) // 2, need - MAX_DISTRACTORS))  # half of them when it can
+            if need - corrections > MAX_DISTRACTORS:
+                continue
+        yield difficulty, pieces, base.model_copy(update={"corrections": corrections, "distractors": need - corrections})
+
+
+def _rule_reasoning(facts: Sequence[Fact]) -> Reasoning:
+    """A rule's inputs, the additions of a summed input (the only kind with several values),
+    and the rule itself."""
+    values = Counter(f.role for f in facts)
+    return Reasoning(inputs=len(facts), summed=sum(k - 1 for k in values.values()), operations=1)
+
+
+def _retrieval_reasoning(subgraph: Subgraph) -> Reasoning:
+    """A retrieval shape's facts, those of a multi-hop chain that do not touch its start
+    (reached through a join at a bridge or member), and the operation that combines two
+    facts: a comparison, or a conditional's two conditions on one entity."""
+    bridged = 0
+    if subgraph.shape in (Shape.multihop, Shape.multihop_set):
+        start = subgraph.mention[0].value
+        bridged = sum(start not in (f.subject.value, f.object.value) for f in subgraph.facts)
+    return Reasoning(inputs=len(subgraph.facts), bridged=bridged,
+                     operations=int(subgraph.shape in (Shape.comparison, Shape.conditional)))
 
 
 @cache  # a handful of distinct arguments; Pieces are frozen
-def _pieces(has_class: bool, n_facts: int, turns: int, name_piece: bool) -> tuple[Piece, ...] | None:
-    """``turns`` pieces out of: the name, the class, one per fact. Extra pieces merge in a
-    fixed order: name with class, then the lead into the first fact (one turn names the
-    entity and states a fact), then the last two fact pieces, repeatedly."""
-    lead = [Piece(name=True)] * name_piece + [Piece(entity_class=True)] * has_class
-    pieces = lead + [Piece(facts=(i,)) for i in range(n_facts)]
-    if n_facts == 0 or len(pieces) < turns:
+def _pieces(order: tuple[int, ...], most: int, name: bool, entity_class: bool) -> tuple[Piece, ...] | None:
+    """One piece per fact in ``order``, the first also naming the entity (and its class),
+    merged down to ``most`` turns when there are more facts (:func:`merge_pieces`)."""
+    if not order:
         return None
-    while len(pieces) > turns:
-        at = 0 if not pieces[0].facts and len(pieces) > n_facts else len(pieces) - 2
-        pieces[at : at + 2] = [_join(pieces[at], pieces[at + 1])]
-    return tuple(pieces)
+    pieces = [Piece(name=name, entity_class=entity_class, facts=order[:1])] + [Piece(facts=(i,)) for i in order[1:]]
+    return merge_pieces(tuple(pieces), max(most, 1))
+
+
+def merge_pieces(pieces: tuple[Piece, ...], turns: int) -> tuple[Piece, ...]:
+    """``pieces`` merged down to ``turns`` (when there are more): the adjacent pair with the
+    fewest facts first, the later on a tie; the first piece keeps the name."""
+    merged = list(pieces)
+    while len(merged) > turns:
+        at = min(range(len(merged) - 1), key=lambda i: (len(merged[i].facts) + len(merged[i + 1].facts), -i))
+        merged[at : at + 2] = [_join(merged[at], merged[at + 1])]
+    return tuple(merged)
+
+
+def several_valued(facts: Sequence[Fact]) -> frozenset[int]:
+    """The facts whose subject has more than one value of that relation (monthly purchases):
+    a slip or a re-ask about "the monthly purchase" could not say which one it means, and
+    the next value after a correction would read as a further correction."""
+    keys = Counter((f.subject.value, f.relation.value) for f in facts)
+    return frozenset(i for i, f in enumerate(facts) if keys[(f.subject.value, f.relation.value)] > 1)
+
+
+def misstatable(fact: Fact) -> bool:
+    """Whether a fact's value can be misstated and corrected: a number or a date."""
+    value = fact.object.python if fact.object.kind == "literal" else None
+    return isinstance(value, int | Decimal | dt.date) and not isinstance(value, bool)
+
+
+def _correctable(facts: Sequence[Fact], pieces: Sequence[Piece], entity: Node) -> int:
+    """How many pieces hold a fact the dialogue can misstate and then correct: a number or a
+    date, the one value of its relation, in a piece after the one that introduces its subject
+    (the entity's name, or a fact about or pointing to it)."""
+    several = several_valued(facts)
+    introduced: set[str] = set()
+    count = 0
+    for piece in pieces:
+        count += any(i not in several and misstatable(facts[i]) and facts[i].subject.value in introduced for i in piece.facts)
+        introduced |= {entity.value} if piece.name else set()
+        introduced |= {n.value for i in piece.facts for n in (facts[i].subject, facts[i].object)}
+    return count
 
 
 def _join(a: Piece, b: Piece) -> Piece:
