@@ -2,8 +2,8 @@
 (``DialogueSettings.target_tokens``) and in evaluation (the length and position sweeps).
 
 Padding from one small bank of digit-free lines left the facts as the only numbers in a
-long context, and at 128,000 tokens each line was said a hundred times: a model could
-find the facts by looking for digits. The haystack is three kinds of material, each
+long context, and at 128,000 tokens the most frequent line was said some 200 times: a
+model could find the facts by looking for digits. The haystack is three kinds of material, each
 drawn by seed:
 
 - **blocks**: the fact turns of another scenario's dialogue (in evaluation: another item's
@@ -14,18 +14,20 @@ drawn by seed:
   topic has, naming that entity ("Different case, but the claimed amount of Claim CL-0046
   is 27,700 roubles."): the confusable turns of the item, in the haystack;
 - **small talk with numbers**: times, counts, rooms, routes, dates ("The 42 bus was 15
-  minutes late again this morning."), from ``phrases.TALK`` in English and Russian,
-  combined so that at 128,000 tokens no line is said more than a few times.
+  minutes late again this morning."), from ``phrases.TALK`` in English and Russian: a
+  bank of 12,000 sentences per language, so that an item of 128,000 tokens says none twice.
 
 Gold safety. No haystack turn contains a label of the item's entities (or of its
 speakers), a value of its facts or its answer, nor a number of its rule (the rule
 leakage filter would reject the item): numbers are compared by value in every reading
-(``numbers_in``) and by each group of digits, dates also by day and month. A block or an
+the filters give (``numbers_in``: 15600 and 15.6 of "15,600"), a label or value with a
+digit also as a word ("11" in "11,816"), dates also by day and month. A block or an
 entity's fact names an entity, and a reader gives a statement without a name to the
 last entity named: such a unit goes only where the item's next turn that states or asks
 about a value of the topic names the topic, or where none follows (the attribution
-filter's rule). A unit is never split, and nothing goes between a question and its
-answer (a clarification, a re-ask and its restatement, an opening and its reply). Every
+filter's rule). A unit is never split, nothing goes between a question and its answer (a
+clarification, a re-ask and its restatement, an opening and its reply), before the
+item's opening or after its closing. Every
 haystack turn is a ``distractor`` turn stating no fact of the item, said by the item's
 own speakers, never one of them twice in a row.
 """
@@ -457,8 +459,9 @@ class _Block:
 class Pool:
     """Scenarios of the same graph lent to padded dialogues: a seeded sample of up to
     ``size``, one per entity, by relation of their topic. Each one's block (its fact turns,
-    from a dialogue without noise, clarifications, re-asks or corrections, seeded by the
-    scenario) is built once per language, so a padded item costs no dialogue building."""
+    from a dialogue seeded by the scenario, without noise, clarifications, re-asks or
+    corrections by chance; a slip its level needs stays, tied to its correction) is built
+    once per language, so a padded item costs no dialogue building."""
 
     def __init__(self, scenarios: Iterable[Scenario] | Callable[[], Iterable[Scenario]], seed: int, size: int = POOL_SIZE):
         self._scenarios, self.seed, self.size = scenarios, seed, size
