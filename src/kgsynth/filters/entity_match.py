@@ -48,6 +48,9 @@ def item_nodes(item: Item) -> tuple[list[str], list[str]]:
     return list(entities), list(predicates)
 
 
+_OTHERS = frozenset({"confusable", "distractor"})  # turns about other entities, on purpose
+
+
 class EntityMatchFilter(ItemFilter):
     name = "entity_match"
 
@@ -63,8 +66,9 @@ class EntityMatchFilter(ItemFilter):
 
     def reasons(self, items: Sequence[Item]) -> list[str | None]:
         # turn texts without "Speaker:" prefixes: natasha takes the word after one for a name; a
-        # confusable turn names another entity by design (the attribution filter checks it)
-        texts = ["\n".join([item.question, *(turn.text for turn in item.dialogue if turn.kind != "confusable")]) for item in items]
+        # confusable turn names another entity by design (the attribution filter checks it), and
+        # so does the haystack's padding (guarded where it is made, synth/haystack.py)
+        texts = ["\n".join([item.question, *(turn.text for turn in item.dialogue if turn.kind not in _OTHERS)]) for item in items]
         entities = self._recognizers.entities(items, texts) if self._recognizers else [[] for _ in items]
         return [self._reason(item, text, found) for item, text, found in zip(items, texts, entities, strict=True)]
 
