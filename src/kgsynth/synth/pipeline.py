@@ -114,7 +114,7 @@ def plan_cells(kg: KnowledgeGraph, config: SynthConfig, rules: dict[str, Rule], 
         plans = []
         # the places a cell fills first (as _run_plans shares n): each rule's branches take
         # turns across cells there too, so a small n is balanced as well
-        front = max(1, config.dataset.n // (len(config.dataset.languages) * max(1, sum(map(bool, by_cell.values())))))
+        front = _per_cell(config, sum(map(bool, by_cell.values())))
         fronts: dict[str, Counter[str]] = defaultdict(Counter)
         for key in sorted(by_cell):
             scenarios = sorted(by_cell[key].values(), key=lambda s: s.id)
@@ -285,7 +285,7 @@ def _run_plans(kg: KnowledgeGraph, config: SynthConfig, out: Path, rules: dict[s
     if not any(plan.scenarios for plan in plans):
         raise KgsynthError(f"the graph gives no scenario for the configured shapes, difficulties and formats: {_why_no_scenario(kg, config, rules)}")
     languages = config.dataset.languages
-    per_cell = max(1, config.dataset.n // (len(languages) * _with_scenarios(plans)))  # cells without any are unfillable
+    per_cell = _per_cell(config, _with_scenarios(plans))  # cells without any are unfillable
     _check_fillable(config, plans, per_cell)
     models = _Models.open(config)
     try:
@@ -376,6 +376,11 @@ def _why_no_subgraph(kg: KnowledgeGraph, shape: Shape, rules: dict[str, Rule]) -
     if shape is Shape.rule_application:
         return "no entity with a label of its own has every input a rule reads"
     return "no entity has the relations this shape needs, each with one value, under a label of its own"
+
+
+def _per_cell(config: SynthConfig, cells: int) -> int:
+    """Items per cell and language: ``n`` shared among the ``cells`` that have a scenario."""
+    return max(1, config.dataset.n // (len(config.dataset.languages) * max(1, cells)))
 
 
 def _with_scenarios(plans: Sequence[CellPlan]) -> int:
