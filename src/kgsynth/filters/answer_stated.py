@@ -20,23 +20,39 @@ from kgsynth.synth.formats import (
     dates_in,
     has_word,
     normalize_text,
+    number_marks,
+    number_pattern,
     numbers_in,
     parse_number,
 )
 from kgsynth.synth.item import Item
 
-_NON_DIGITS = re.compile(r"[^0-9]+")
+_LETTER_DIGIT_RUN = re.compile(r"[^\W_]+")
 
 
-def _significant_digits(number: Decimal) -> str:
-    """The digits of ``number`` without leading or trailing zeros ("156" for 15600 and 0.156)."""
-    return "".join(map(str, number.as_tuple().digits)).strip("0") or "0"
+def _states_number(text: str, number: Decimal) -> bool:
+    """Whether ``text`` states ``number`` in a writing the checker reads. Most dialogues do
+    not: the number scan runs only where the number's pattern matches, and the pattern is
+    compiled only for a text that holds one of its marks (a gold is in few dialogues)."""
+    return (any(mark in text for mark in number_marks(number)) and number_pattern(number).search(text) is not None
+            and number in numbers_in(text))
 
 
-def _said_as_words(key: str, said: str) -> bool:
-    """``key`` occurs in ``said`` as whole words. One character is never looked for: a
-    class's short alias "A" or "B" is an article or a letter in any dialogue."""
-    return len(key) > 1 and has_word(said, key)
+def _first_said(text: str, labels: list[str]) -> str | None:
+    """The first of ``labels`` that ``text`` states as whole normalised words. One character
+    is never looked for: a class's short alias "A" or "B" is an article or a letter in any
+    dialogue. The dialogue is normalised only when a label's letter and digit runs are all
+    in its casefolded text (rarely): normalising changes nothing inside such runs."""
+    folded = text.casefold().replace("ё", "е")  # normalize_text's first step
+    keys = []
+    for label in labels:
+        key = normalize_text(label)
+        if len(key) > 1 and all(run in folded for run in _LETTER_DIGIT_RUN.findall(key)):
+            keys.append((label, key))
+    if not keys:
+        return None
+    said = normalize_text(text)
+    return next((label for label, key in keys if has_word(said, key)), None)
 
 
 class AnswerStatedFilter(ItemFilter):
@@ -48,17 +64,14 @@ class AnswerStatedFilter(ItemFilter):
         text = item.transcript
         if item.answer_format in NUMERIC_FORMATS:
             gold = parse_number(str(item.gold))
-            # Any writing of the gold holds its significant digits in a row, separators
-            # aside; most dialogues do not, and then the full number scan is skipped.
-            if gold is not None and _significant_digits(gold) in _NON_DIGITS.sub("", text) and gold in numbers_in(text):
+            if gold is not None and _states_number(text, gold):
                 return f"the dialogue states the answer {item.gold}"
         elif item.answer_format is AnswerFormat.date:
             if dt.date.fromisoformat(str(item.gold)) in dates_in(text):
                 return f"the dialogue states the answer date {item.gold}"
         else:
-            said = normalize_text(text)
             golds = [item.gold] if isinstance(item.gold, str) else list(item.gold)
-            for gold in [*golds, *item.gold_aliases]:
-                if _said_as_words(normalize_text(gold), said):
-                    return f"the dialogue states the answer {gold!r}"
+            said = _first_said(text, [*golds, *item.gold_aliases])
+            if said is not None:
+                return f"the dialogue states the answer {said!r}"
         return None

@@ -28,22 +28,35 @@ class AttributionFilter(ItemFilter):
         return cls({s.id: s for s in scenarios})
 
     def reason(self, item: Item) -> str | None:
+        if not item.metadata.confusable_turns:
+            return None
         scenario = self.scenarios.get(item.metadata.scenario_id)
-        if scenario is None or not item.metadata.confusable_turns:
+        if scenario is None:
             return None
         entity = scenario.wording[item.language].entity
         writings = {w.casefold() for w in (entity.name, *entity.cases.values())}
         topic = scenario.entity.value
         after_other = None  # the confusable turn the reader last met, until the topic is named again
         for i, turn in enumerate(item.dialogue):
-            folded = turn.text.casefold()
-            named = any(has_word(folded, w) for w in writings)
             if turn.kind == "confusable":
-                if named:
+                if _names(turn.text, writings):
                     return f"turn {i} states another entity's fact but names {entity.name}"
                 after_other = i
-            elif named:
+            elif after_other is None:
+                continue  # no other entity to take this turn's facts: whether it names the topic does not matter
+            elif _names(turn.text, writings):
                 after_other = None
-            elif after_other is not None and any(scenario.facts[f].subject.value == topic for f in turn.facts):
+            elif any(scenario.facts[f].subject.value == topic for f in turn.facts):
                 return f"turn {i} states a fact of {entity.name} after turn {after_other}'s other entity without naming it"
         return None
+
+
+def _names(text: str, writings: set[str]) -> bool:
+    """Whether ``text`` names the entity in one of its casefolded ``writings``. Most turns
+    hold none: the substring test spares the word-boundary check (a loop: this runs for
+    every turn after another entity's)."""
+    folded = text.casefold()
+    for w in writings:
+        if w in folded and has_word(folded, w):
+            return True
+    return False

@@ -15,11 +15,9 @@ from decimal import Decimal
 
 from kgsynth.filters.base import ItemFilter
 from kgsynth.kg.vocab import Rule
-from kgsynth.synth.formats import normalize_text, numbers_in
+from kgsynth.synth.formats import normalize_text, number_pattern, numbers_in
 from kgsynth.synth.item import Item
 
-# "2,400,000" -> "2400000"; the separator is matched before the lookbehind (faster scan)
-_GROUPED = re.compile(r"[ ,.\u00a0\u202f\u2009](?<=\d[ ,.\u00a0\u202f\u2009])(?=\d)")
 _PERCENT_WORDS = re.compile(r"%|\bper ?cent|\bпроцент")  # searched in the casefolded text
 
 
@@ -41,21 +39,17 @@ class RuleLeakageFilter(ItemFilter):
         self.phrases = {iri: {lang: [(p, normalize_text(p)) for p in (rule.labels.get(lang), rule.statements.get(lang)) if p and normalize_text(p)]
                               for lang in {*rule.labels, *rule.statements}}
                         for iri, rule in rules.items()}
-        # digits that any writing of a rule number contains: most dialogues hold none of them
-        self.digits = {iri: {str(int(n)) if n == n.to_integral_value() else f"{n:f}".split(".")[1].rstrip("0") for n in ns}
-                       for iri, ns in self.numbers.items()}
+        # per rule: each of its numbers with the pattern its writings match
+        self.patterns = {iri: [(n, number_pattern(n)) for n in ns] for iri, ns in self.numbers.items()}
 
     def reason(self, item: Item) -> str | None:
         iri = item.metadata.rule_iri
         if iri is None:
             return None
         text = item.transcript
-        squeezed = _GROUPED.sub("", text)
-        if any(d in squeezed for d in self.digits[iri]):
-            said = {n.normalize() for n in numbers_in(text)}
-            leaked = sorted(said & self.numbers[iri] - _fact_numbers(item))
-            if leaked:
-                return f"the dialogue contains the rule's number {leaked[0]:f}"
+        leaked = self._leaked_numbers(item, iri, text)
+        if leaked:
+            return f"the dialogue contains the rule's number {leaked[0]:f}"
         folded = text.casefold().replace("ё", "е")  # as normalize_text does to the phrase
         # the substring test first: the regex scan costs 20x more, and most dialogues have neither
         if ("%" in folded or "cent" in folded or "процент" in folded) and _PERCENT_WORDS.search(folded):
@@ -64,6 +58,19 @@ class RuleLeakageFilter(ItemFilter):
             if normalized in folded:
                 return f"the dialogue names the rule: {phrase!r}"
         return None
+
+    def _leaked_numbers(self, item: Item, iri: str, text: str) -> list[Decimal]:
+        """The rule's numbers that ``text`` states and the item's facts do not, smallest first.
+        The number scan, the dearest step, runs only when a number's pattern matches and it
+        is no fact's value."""
+        matched = {n for n, pattern in self.patterns[iri] if pattern.search(text)}
+        if not matched:
+            return []
+        unexplained = matched - _fact_numbers(item)
+        if not unexplained:
+            return []
+        said = {n.normalize() for n in numbers_in(text)}
+        return sorted(said & unexplained)
 
 
 def _fact_numbers(item: Item) -> set[Decimal]:

@@ -3,8 +3,10 @@ ranges, every fact-bearing turn stating a fact), and its gold is valid in its ow
 
 from __future__ import annotations
 
+import functools
+
 from kgsynth.filters.base import ItemFilter
-from kgsynth.synth.formats import check_answer
+from kgsynth.synth.formats import AnswerFormat, Constraints, check_answer
 from kgsynth.synth.item import Item
 from kgsynth.synth.scenario import DIFFICULTY
 
@@ -23,13 +25,22 @@ class StructureFilter(ItemFilter):
             return f"{m.links} reasoning steps; {m.difficulty.value} needs {f'{low}-{high}' if high else f'{low} or more'}"
         if not m.fact_turn_count:
             return "no fact-bearing turn"
-        bare = [i for i, t in enumerate(item.dialogue) if t.kind == "fact" and not t.facts]
-        if bare:
-            return f"fact-bearing turn {bare[0]} states no fact (a name or a class alone is not one)"
+        for i, t in enumerate(item.dialogue):
+            if t.kind == "fact" and not t.facts:
+                return f"fact-bearing turn {i} states no fact (a name or a class alone is not one)"
         for fact, (turn, value) in enumerate(zip(m.fact_to_turn, m.fact_values, strict=True)):
             if value not in item.dialogue[turn].text:
                 return f"fact {fact} value {value!r} is not in its turn {turn}"
-        gold_text = item.gold if isinstance(item.gold, str) else ", ".join(item.gold)
-        if not check_answer(gold_text, item.answer_format, item.gold, item.constraints).correct:
+        gold = item.gold if isinstance(item.gold, str) else tuple(item.gold)
+        if not _gold_passes(gold, item.answer_format, item.constraints):
+            gold_text = item.gold if isinstance(item.gold, str) else ", ".join(item.gold)
             return f"gold {gold_text!r} does not pass its own {item.answer_format.value} check"
         return None
+
+
+@functools.lru_cache(maxsize=4096)  # 4 in 5 gold checks repeat a recent one (yes and no; a scenario's other language)
+def _gold_passes(gold: str | tuple[str, ...], answer_format: AnswerFormat, constraints: Constraints) -> bool:
+    """Whether ``gold`` (a set's as a tuple: a cache key), written as an answer, passes its own check."""
+    golds = gold if isinstance(gold, str) else list(gold)
+    gold_text = gold if isinstance(gold, str) else ", ".join(gold)
+    return check_answer(gold_text, answer_format, golds, constraints).correct

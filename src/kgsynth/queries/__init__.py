@@ -1,7 +1,7 @@
 """SPARQL subgraph templates (package data ``templates/*.rq``) and the code that runs them."""
 
 from kgsynth.queries._extract import enumerate_subgraphs, sample_subgraphs, templates_for
-from kgsynth.queries._subgraph import Fact, Node, Shape, Subgraph
+from kgsynth.queries._subgraph import Fact, Node, Shape, Subgraph, share_field_names
 from kgsynth.queries._templates import Template, load_template, template_names
 
 __all__ = [
@@ -13,6 +13,7 @@ __all__ = [
     "enumerate_subgraphs",
     "load_template",
     "sample_subgraphs",
+    "share_field_names",
     "template_names",
     "templates_for",
 ]

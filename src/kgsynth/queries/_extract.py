@@ -31,7 +31,7 @@ from kgsynth.errors import KgsynthError, UnknownShapeError
 from kgsynth.kg import KnowledgeGraph, Term
 from kgsynth.kg.vocab import KGS
 from kgsynth.queries._rule_queries import rule_application_queries
-from kgsynth.queries._subgraph import Fact, Node, Shape, Subgraph
+from kgsynth.queries._subgraph import Fact, Node, Shape, Subgraph, share_field_names
 from kgsynth.queries._templates import Template, load_template
 
 Row = dict[str, Term]
@@ -81,18 +81,19 @@ class _Nodes:
         self.nodes: dict[Term, Node] = {}  # Nodes are frozen: one per term, shared by its subgraphs
 
     def __call__(self, term: Term) -> Node:
-        if term not in self.nodes:
+        node = self.nodes.get(term)
+        if node is None:
             labels = self.labels.get(term, {})
-            self.nodes[term] = Node.from_term(term, self.kg.pick_label(term, labels), labels)
-        return self.nodes[term]
+            node = self.nodes[term] = Node.from_term(term, self.kg.pick_label(term, labels), labels)
+        return node
 
     def fact(self, s: Term, r: Term, o: Term, role: str | None = None) -> Fact:
-        return Fact(subject=self(s), relation=self(r), object=self(o), role=role)
+        return share_field_names(Fact(subject=self(s), relation=self(r), object=self(o), role=role))
 
 
 def _subgraph(shape: Shape, variant: str, template: str, facts, answer, mention, hidden=(), rule=None) -> Subgraph:
     facts, answer = tuple(facts), tuple(answer)
-    return Subgraph(
+    return share_field_names(Subgraph(
         id=Subgraph.make_id(shape, variant, facts, answer, rule),
         shape=shape,
         variant=variant,
@@ -102,7 +103,7 @@ def _subgraph(shape: Shape, variant: str, template: str, facts, answer, mention,
         mention=tuple(mention),
         hidden=tuple(hidden),
         rule=rule,
-    )
+    ))
 
 
 def _simple(unit: Unit, n: _Nodes) -> Subgraph:

@@ -399,15 +399,23 @@ def _confusable_facts(scenario: Scenario, lang: str, others: Sequence[Scenario],
     texts = {*(render_value(f, scenario, lang) for f in scenario.facts), *([gold] if isinstance(gold, str) else gold)}
     numbers = frozenset().union(*map(numbers_in, texts))  # "150,000" and "150,000 roubles" are one value
     objects = {f.object.python for f in scenario.facts if not isinstance(f.object.python, bool)}
-    said = []
-    for other in others:
-        for fact, words in zip(other.facts, other.wording[lang].facts, strict=True):
-            value = words.spoken or words.value or render_value(fact, other, lang)
-            if (fact.relation.value in relations and fact.subject.value == other.entity.value and value not in texts
-                    and fact.object.python not in objects and fact.object.python not in misstated
-                    and not numbers & numbers_in(value)):
-                said.append((words.noun_of, value, words.statement, fact.object.python))
-    return said
+    return [said for other in others for relation, said, value_numbers in _facts_of_entity(other, lang)
+            if relation in relations and said[1] not in texts and said[3] not in objects and said[3] not in misstated
+            and not numbers & value_numbers]
+
+
+def _facts_of_entity(scenario: Scenario, lang: str) -> list[tuple[str, tuple[str, str | None, str, object], frozenset]]:
+    """(relation, what a confusable turn says, the value's numbers) of each fact about the
+    scenario's own entity: kept with the scenario, which other items draw thousands of times."""
+    key = ("facts_of_entity", lang)
+    if key not in scenario.derived:
+        said = []
+        for fact, words in zip(scenario.facts, scenario.wording[lang].facts, strict=True):
+            if fact.subject.value == scenario.entity.value:
+                value = words.spoken or words.value or render_value(fact, scenario, lang)
+                said.append((fact.relation.value, (words.noun_of, value, words.statement, fact.object.python), numbers_in(value)))
+        scenario.derived[key] = said
+    return scenario.derived[key]
 
 
 def _states_a_value(scenario: Scenario, entry: tuple[str, dict]) -> bool:

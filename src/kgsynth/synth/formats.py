@@ -270,6 +270,9 @@ _NUMBER_FULL = re.compile(_NUMBER)
 _NUMBER_IN_TEXT = re.compile(r"(?=[-\u2212]?[0-9])(?<![0-9])(?<![0-9][.,])" + _NUMBER + r"(?![0-9])")
 
 
+_NOT_DIGIT = re.compile("[^0-9]")
+
+
 def _readings(m: re.Match[str]) -> tuple[Decimal, ...]:
     """The values a matched number can mean: one, or two for a lone ``,ddd``; () if invalid.
 
@@ -282,7 +285,7 @@ def _readings(m: re.Match[str]) -> tuple[Decimal, ...]:
     if sep == "," and dsep == ",":
         return ()  # "1,234,5": a comma cannot both group and mark decimals
     sign = "-" if m["sign"] else ""
-    digits = re.sub("[^0-9]", "", m["int"])
+    digits = _NOT_DIGIT.sub("", m["int"])
     main = Decimal(f"{sign}{digits}.{frac}" if frac else f"{sign}{digits}")
     if sep == "," and dsep is None and m["int"].count(",") == 1:
         return (main, Decimal(sign + m["int"].replace(",", ".")))
@@ -311,6 +314,67 @@ def numbers_in(text: str) -> frozenset[Decimal]:
         for pattern in (_ISO_LIKE, _DAY_FIRST, _MONTH_FIRST, _DAY_MONTH):
             text = pattern.sub(" ", text)
     return frozenset(v for m in _NUMBER_IN_TEXT.finditer(text) for v in _readings(m))
+
+
+_GROUP_SEPARATORS = ", \u00a0\u202f\u2009"  # the thousands separators numbers_in reads
+
+
+@functools.lru_cache(maxsize=1024)  # a rule's numbers, and the golds whose marks a dialogue holds
+def number_pattern(number: Decimal) -> re.Pattern[str]:
+    """A pattern that every writing of ``number`` which ``numbers_in`` reads matches (and
+    others: dates, decimal parts), so a text it does not match does not state the number.
+    Most dialogues do not, and the pattern's literal start makes the search fast.
+
+    A whole number is its digits or, past three digits, its first two groups ("100,000",
+    "100 000"), not right after a non-zero digit or before any digit: "14" is in "014",
+    "14.0" and "14,000" (read as 14.000 too), not in "140" or "214". A fraction is the last
+    three digits of its whole part (not right after a non-zero digit, when that is all of
+    it), a decimal point or comma and its fraction digits, then only zeros ("0.3", "0,30";
+    "1,013.5"; "13,500", read as 13.5). A sign comes before all of it. Nothing further
+    from the number is looked at: ``numbers_in`` takes dates out first, and a date may
+    stand right after its decimal point ("14.2024-01-05" states 14).
+    """
+    whole, fraction = _digits(number)
+    if fraction is None:
+        head, rest = _first_group(whole)
+        grouped = f"(?:{rest}|[{_GROUP_SEPARATORS}]{rest[:3]})" if rest else ""
+        return re.compile(f"{head}{_starts_number(head)}{grouped}(?![0-9])")
+    # a whole part past three digits may be grouped: only its last group is sure
+    head = f"{whole}{_starts_number(whole)}" if len(whole) <= 3 else whole[-3:]
+    return re.compile(f"{head}[.,]{fraction}0*(?![0-9])")
+
+
+def number_marks(number: Decimal) -> tuple[str, ...]:
+    """Substrings of which every match of :func:`number_pattern` holds one: the literal
+    part of it, a pre-check that needs no compiling ("14"; "100000", "100,000", "100 000";
+    "0.3", "0,3")."""
+    whole, fraction = _digits(number)
+    if fraction is None:
+        head, rest = _first_group(whole)
+        return (whole, *(f"{head}{sep}{rest[:3]}" for sep in _GROUP_SEPARATORS)) if rest else (whole,)
+    return tuple(f"{whole[-3:]}{point}{fraction}" for point in ".,")
+
+
+def _digits(number: Decimal) -> tuple[str, str | None]:
+    """The digits of ``number``'s whole part, and of its fraction without trailing zeros
+    (None for a whole number); the sign left out."""
+    number = number.copy_abs()  # exact: abs() rounds to the context's 28 digits
+    if number == number.to_integral_value():
+        return str(int(number)), None
+    whole, fraction = f"{number:f}".split(".")
+    return whole, fraction.rstrip("0")
+
+
+def _first_group(digits: str) -> tuple[str, str]:
+    """``digits`` as the first group of their grouped writing (one to three digits) and the rest."""
+    first = (len(digits) - 1) % 3 + 1
+    return digits[:first], digits[first:]
+
+
+def _starts_number(digits: str) -> str:
+    """A lookbehind, put right after ``digits``: they start a number, or follow only zeros
+    ("014"). Put first, the lookbehind would keep the search from its fast literal start."""
+    return f"(?<![1-9]{digits})"
 
 
 def dates_in(text: str) -> set[dt.date]:
@@ -443,8 +507,19 @@ _ARTICLE = re.compile(r"^(?:the|a|an)\s+(?=\S)")
 
 def has_word(text: str, word: str) -> bool:
     """Whether ``word`` occurs in ``text`` delimited by non-word characters (or the ends):
-    "TR" is not in "strange"."""
-    return word in text and re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
+    "TR" is not in "strange". A word character is what regex ``\\w`` matches; found by
+    ``str.find`` (a regex per call cost 2 s of a 1M run, compiling each word anew)."""
+    at, end = text.find(word), len(word)
+    while at >= 0:
+        after = at + end
+        if (at == 0 or not _is_word_char(text[at - 1])) and (after == len(text) or not _is_word_char(text[after])):
+            return True
+        at = text.find(word, at + 1)
+    return False
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def normalize_text(text: str) -> str:

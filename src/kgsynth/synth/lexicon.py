@@ -38,8 +38,8 @@ import pyoxigraph as ox
 from pydantic import BaseModel, ConfigDict
 
 from kgsynth.kg import KnowledgeGraph, local_name
-from kgsynth.kg.vocab import KGS, RDF_TYPE
-from kgsynth.queries import Node
+from kgsynth.kg.vocab import KGS, RDF_TYPE, XSD
+from kgsynth.queries import Node, share_field_names
 from kgsynth.synth import locale, morph
 from kgsynth.synth.formats import has_word
 
@@ -81,6 +81,9 @@ class Lexicon:
         for cls, domain in rows:
             if isinstance(domain, ox.NamedNode):  # the first domain by IRI wins (written last)
                 self._domains[cls.value] = local_name(domain.value)
+        # the last entity named and its names by (language, case): a scenario's question, its
+        # wording and each fact about the entity name it again
+        self._named: tuple[Node | None, dict[tuple[str, str], str]] = (None, {})
 
     # ------------------------------------------------------------------ relations
     def form(self, relation: Node, name: str, lang: str) -> str | None:
@@ -163,6 +166,14 @@ class Lexicon:
         its label, declined in Russian (a proper name after its declined class)."""
         if node.kind == "literal":
             return spoken_value(node, lang)
+        if node is not self._named[0]:
+            self._named = (node, {})
+        names = self._named[1]
+        if (lang, case) not in names:
+            names[lang, case] = self._entity_name(node, lang, case)
+        return names[lang, case]
+
+    def _entity_name(self, node: Node, lang: str, case: str) -> str:
         label = node.label_in(lang)
         if lang == "en":
             if self._takes_the(node, label):
@@ -349,9 +360,10 @@ def wording(lexicon: Lexicon, entity: Node, entity_class: Node | None, facts, la
     cls_cases = {case: morph.decline(cls, case) for case in ("datv", "accs")} if cls and lang == "ru" else {}
     in_name = bool(cls) and class_in_name(cls, (label, *cases.values()), lang)
     domain = lexicon.domain(entity_class, entity, *(f.subject for f in facts[:1]))
-    entity_words = EntityWording(name=label, cases=cases, cls=cls, cls_cases=cls_cases, cls_in_name=in_name,
-                                 domain=domain)
-    return Wording(entity=entity_words, facts=tuple(_fact_wording(lexicon, fact, lang) for fact in facts))
+    entity_words = share_field_names(EntityWording(name=label, cases=cases, cls=cls, cls_cases=cls_cases,
+                                                   cls_in_name=in_name, domain=domain))
+    facts_words = tuple(_fact_wording(lexicon, fact, lang) for fact in facts)
+    return share_field_names(Wording(entity=entity_words, facts=facts_words))
 
 
 def class_in_name(cls: str, names: tuple[str, ...], lang: str) -> bool:
@@ -449,16 +461,16 @@ def _fact_wording(lexicon: Lexicon, fact, lang: str) -> FactWording:
     noun = lexicon.noun(fact.relation, lang, fact.object)
     which = "what" if lang == "en" else morph.agree("какой", noun)
     subject = naming(fact.subject, lang, lexicon)
-    value = fact.object.python if fact.object.kind == "literal" else None
-    statement = _yes_no_sentence(lexicon, fact, value, noun, lang) if isinstance(value, bool) else None
+    boolean = fact.object.kind == "literal" and fact.object.datatype == XSD + "boolean"
+    statement = _yes_no_sentence(lexicon, fact, fact.object.python, noun, lang) if boolean else None
     # an entity value as the dialogue writes it: its label (Russian lower-case where it opens with a
     # common noun, «отдел маркетинга …»), without the article a sentence puts before it ("the Pine store")
     spoken = lexicon.name(fact.object, lang) if fact.object.kind == "iri" else None
     written = spoken.removeprefix("the ") if spoken and lang == "en" else spoken
-    return FactWording(
+    return share_field_names(FactWording(
         noun=noun, which=which, short=shortened(noun, subject("nomn"), lang), noun_of=noun_of(noun, subject, lang),
         value=written, spoken=spoken, statement=statement,
-    )
+    ))
 
 
 def _yes_no_sentence(lexicon: Lexicon, fact, value: bool, noun: str, lang: str) -> str:

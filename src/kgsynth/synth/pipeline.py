@@ -683,7 +683,8 @@ class _Confusables:
         for _ in range(4 * self.wanted):  # a few draws: most candidates are fine
             pool = self.by_relation.get(rng.choice(relations))
             other = pool[rng.randrange(len(pool))] if pool else None
-            if other and other.entity.value != scenario.entity.value and other not in found and not _share_a_name(scenario, other):
+            if (other and other.entity.value != scenario.entity.value and all(other is not f for f in found)
+                    and not _share_a_name(scenario, other)):
                 found.append(other)
                 if len(found) == self.wanted:
                     break
@@ -696,9 +697,15 @@ def _topic_relations(scenario: Scenario) -> set[str]:
 
 def _share_a_name(a: Scenario, b: Scenario) -> bool:
     """Whether either entity's name occurs as words among what the other mentions."""
-    def names(s: Scenario) -> set[str]:
-        return {t.casefold() for t in (s.entity.label, *s.entity.labels.values()) if t}
-    return any(has_word(a.mentioned_blob, t) for t in names(b)) or any(has_word(b.mentioned_blob, t) for t in names(a))
+    return any(has_word(a.mentioned_blob, t) for t in _names(b)) or any(has_word(b.mentioned_blob, t) for t in _names(a))
+
+
+def _names(scenario: Scenario) -> set[str]:
+    """The entity's labels casefolded (kept with the scenario: a pool's scenario is compared thousands of times)."""
+    if "names" not in scenario.derived:
+        entity = scenario.entity
+        scenario.derived["names"] = {t.casefold() for t in (entity.label, *entity.labels.values()) if t}
+    return scenario.derived["names"]
 
 
 def _first_reason(item: Item, filters: Sequence[ItemFilter]) -> str | None:

@@ -33,14 +33,14 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from enum import StrEnum
-from functools import cache, cached_property
-from typing import Literal, Self
+from functools import cache, cached_property, lru_cache
+from typing import Any, Literal, NamedTuple, Self
 
 from pydantic import BaseModel, ConfigDict
 
 from kgsynth.kg import KnowledgeGraph, local_name
 from kgsynth.kg.vocab import Operation, Rule, WorldKnowledge
-from kgsynth.queries import Fact, Node, Shape, Subgraph
+from kgsynth.queries import Fact, Node, Shape, Subgraph, share_field_names
 from kgsynth.synth.formats import AnswerFormat, Choices, Constraints, canonical_gold, class_aliases
 from kgsynth.synth.lexicon import Lexicon, Wording, wording
 from kgsynth.synth.questions import fan_chain, retrieval_question, rule_question
@@ -194,16 +194,29 @@ class Scenario(BaseModel):
 
     @cached_property
     def question_keys(self) -> dict[str, bytes]:
-        """:func:`question_key` of the scenario's template question and gold, by language."""
-        return {lang: question_key(lang, question, self.gold[lang]) for lang, question in self.question.items()}
+        """:func:`question_key` of the scenario's template question and gold, by language
+        (given by the builder: a subgraph's levels share question and gold)."""
+        return question_keys(self.question, self.gold)
+
+    @cached_property
+    def derived(self) -> dict[object, object]:
+        """What later stages derive from this scenario alone, kept with it by their own keys
+        (the dialogue's facts a confusable turn may state, per language): a scenario drawn
+        into thousands of other items is read once."""
+        return {}
 
     def model_copy(self, *, update: Mapping[str, object] | None = None, deep: bool = False) -> Self:
         """A copy without the cached properties above (pydantic would carry them along,
         stale once ``update`` changes the facts)."""
         copied = super().model_copy(update=update, deep=deep)
-        for name in ("mentioned_texts", "mentioned_blob", "source_triples", "question_keys"):
+        for name in ("mentioned_texts", "mentioned_blob", "source_triples", "question_keys", "derived"):
             copied.__dict__.pop(name, None)
         return copied
+
+
+def question_keys(question: Mapping[str, str], gold: Mapping[str, str | Sequence[str]]) -> dict[str, bytes]:
+    """:func:`question_key` of each language's question and gold."""
+    return {lang: question_key(lang, text, gold[lang]) for lang, text in question.items()}
 
 
 def question_key(language: str, question: str, gold: str | Sequence[str]) -> bytes:
@@ -245,6 +258,7 @@ class ScenarioBuilder:
         self._nodes = _label_nodes(kg, iris)
         self.lexicon = Lexicon(kg)
         self._cells: dict[tuple[str, Difficulty, AnswerFormat], Cell] = {}
+        self._rule_constraints: dict[str, Constraints] = {}
 
     def node(self, iri: str) -> Node:
         return self._nodes[iri]
@@ -304,18 +318,21 @@ class ScenarioBuilder:
         topic = self._topic(rule)
         question = {lang: rule_question(rule, entity, lang, self.lexicon) for lang in self.languages}
         words = self._wording(entity, entity_class, facts)
+        levels = _difficulties(_rule_reasoning(facts), facts, entity, entity_class is not None, reorder=True)
+        answer_in_dialogue, branch = _equals_an_input(outcome), outcome.branch
         for fmt, gold_value, constraints in self._rule_answers(rule, outcome):
             gold, aliases = self._gold(fmt, gold_value, constraints)
             if gold is None:
                 continue
-            for difficulty, pieces, reasoning in _difficulties(_rule_reasoning(facts), facts, entity, entity_class is not None, reorder=True):
-                yield _scenario(
-                    cell=self._rule_cell(rule, difficulty, fmt), shape=subgraph.shape, variant=subgraph.variant,
-                    subgraph_id=subgraph.id, entity=entity, entity_class=entity_class, facts=facts, pieces=pieces, reasoning=reasoning,
-                    rule=rule, topic=topic, question=question, wording=words, constraints=constraints, gold=gold,
-                    gold_aliases=aliases, answer_in_dialogue=_equals_an_input(outcome), steps=outcome.steps, branch=outcome.branch,
-                    boundary=outcome.boundary,
-                )
+            keys = question_keys(question, gold)
+            shared = dict(
+                shape=subgraph.shape, variant=subgraph.variant, subgraph_id=subgraph.id, entity=entity,
+                entity_class=entity_class, facts=facts, rule=rule, topic=topic, question=question, wording=words,
+                constraints=constraints, gold=gold, gold_aliases=aliases, answer_in_dialogue=answer_in_dialogue,
+                steps=outcome.steps, branch=branch, boundary=outcome.boundary, hidden=(), world_knowledge=False,
+            )
+            for level in levels:
+                yield _scenario(self._rule_cell(rule, level.difficulty, fmt), level, keys, shared)
 
     def _wording(self, entity: Node, entity_class: Node | None, facts: tuple[Fact, ...]) -> dict[str, Wording]:
         return {lang: wording(self.lexicon, entity, entity_class, facts, lang) for lang in self.languages}
@@ -338,23 +355,48 @@ class ScenarioBuilder:
             )
         return self._cells[key]
 
+    def _retrieval_cell(self, shape: Shape, difficulty: Difficulty, fmt: AnswerFormat) -> Cell:
+        """The shape's cell (one object per shape, difficulty and format: scenarios share it)."""
+        key = (shape.value, difficulty, fmt)
+        if key not in self._cells:
+            self._cells[key] = Cell(domain="episodic", category=shape.value, difficulty=difficulty, answer_format=fmt,
+                                    rule_kind=NO_RULE)
+        return self._cells[key]
+
     def _rule_answers(self, rule: Rule, outcome: RuleOutcome) -> Iterator[tuple[AnswerFormat, object, Constraints]]:
         """The answer formats a rule's outcome can be asked in, with the gold value of each."""
         op, value = rule.operation, outcome.value
+        constraints = self._constraints(rule)
         if op in (Operation.percent_of, Operation.percent_of_excess, Operation.case_rate):
             fmt = AnswerFormat.currency if rule.unit in CURRENCIES else AnswerFormat.number
             # no percent item for a case rule: asking which rate applies names the rule's constant
-            yield fmt, value, Constraints(unit=rule.unit, rounding=rule.rounding)
+            yield fmt, value, constraints
         elif op in (Operation.compare, Operation.within_days):
-            yield AnswerFormat.yes_no, value, Constraints()
+            yield AnswerFormat.yes_no, value, constraints
         elif op is Operation.days_between:
-            # the instruction says how the engine counts (end minus start): 19 to 21 September is 2, not 3
-            yield AnswerFormat.number, value, Constraints(unit=rule.unit or "days", rounding=0, day_count=True)
+            yield AnswerFormat.number, value, constraints
         elif op is Operation.deadline:
-            yield AnswerFormat.date, value, Constraints()
+            yield AnswerFormat.date, value, constraints
         elif op is Operation.bracket_class:
             label = self.node(str(value))
-            yield _text_format(label, self.languages), label, Constraints(choices=self._class_choices(rule))
+            yield _text_format(label, self.languages), label, constraints
+
+    def _constraints(self, rule: Rule) -> Constraints:
+        """What the rule's answers must satisfy (one object per rule: scenarios share it)."""
+        if rule.iri not in self._rule_constraints:
+            self._rule_constraints[rule.iri] = self._constraints_of(rule)
+        return self._rule_constraints[rule.iri]
+
+    def _constraints_of(self, rule: Rule) -> Constraints:
+        op = rule.operation
+        if op in (Operation.percent_of, Operation.percent_of_excess, Operation.case_rate):
+            return Constraints(unit=rule.unit, rounding=rule.rounding)
+        if op is Operation.days_between:
+            # the instruction says how the engine counts (end minus start): 19 to 21 September is 2, not 3
+            return Constraints(unit=rule.unit or "days", rounding=0, day_count=True)
+        if op is Operation.bracket_class:
+            return Constraints(choices=self._class_choices(rule))
+        return Constraints()
 
     def _class_choices(self, rule: Rule) -> Choices:
         """The labels of a classification rule's classes in each language, lowest bracket first."""
@@ -387,14 +429,16 @@ class ScenarioBuilder:
         words = self._wording(entity, None, facts)
         # a value ("2025-05-31", "Kazan" as an inverse set's key) is stated with its fact, never made the topic
         name_piece = shape is not Shape.comparison and entity.kind == "iri" and any(f.subject == entity for f in facts)
-        for difficulty, pieces, reasoning in _difficulties(_retrieval_reasoning(subgraph), facts, entity, False, name_piece):
-            cell = Cell(domain="episodic", category=shape.value, difficulty=difficulty, answer_format=fmt, rule_kind=NO_RULE)
-            yield _scenario(
-                cell=cell, shape=shape, variant=subgraph.variant, subgraph_id=subgraph.id, entity=entity,
-                facts=facts, pieces=pieces, reasoning=reasoning, topic={lang: shape.value for lang in self.languages}, question=question,
-                wording=words, constraints=constraints, gold=gold, gold_aliases=aliases, answer_in_dialogue=True,
-                hidden=subgraph.hidden if shape in (Shape.multihop, Shape.multihop_set) else (),
-            )
+        keys = question_keys(question, gold)
+        shared = dict(
+            shape=shape, variant=subgraph.variant, subgraph_id=subgraph.id, entity=entity, entity_class=None,
+            facts=facts, rule=None, topic={lang: shape.value for lang in self.languages}, question=question,
+            wording=words, constraints=constraints, gold=gold, gold_aliases=aliases, answer_in_dialogue=True, steps=(),
+            branch="", boundary=False, hidden=subgraph.hidden if shape in (Shape.multihop, Shape.multihop_set) else (),
+            world_knowledge=False,
+        )
+        for level in _difficulties(_retrieval_reasoning(subgraph), facts, entity, False, name_piece):
+            yield _scenario(self._retrieval_cell(shape, level.difficulty, fmt), level, keys, shared)
 
     def _one_class_each(self, subgraph: Subgraph) -> bool:
         """Whether a set-valued chain's members, and its ends, are each of one class (the
@@ -459,29 +503,67 @@ def _names_any(question: dict[str, str], nodes: Sequence[Node]) -> bool:
                for lang, text in question.items() for node in nodes)
 
 
-def _scenario(**fields) -> Scenario:
-    fields["id"] = _scenario_id(fields)
-    return Scenario(**fields)
+def _scenario(cell: Cell, level: Level, keys: dict[str, bytes], shared: dict[str, Any]) -> Scenario:
+    """The scenario of one level: ``shared``, the fields the levels of one subgraph and format
+    share (every other field: see :func:`share_field_names`), and its
+    :attr:`Scenario.question_keys` (``keys``, which they share too: worked out once)."""
+    level_fields = {"id": _scenario_id(shared["subgraph_id"], cell, level), "cell": cell, "pieces": level.pieces,
+                    "reasoning": level.reasoning}
+    scenario = share_field_names(Scenario.model_validate(level_fields | shared))
+    scenario.__dict__["question_keys"] = keys  # where the cached property keeps it
+    return scenario
 
 
-def _scenario_id(fields: dict) -> str:
-    cell: Cell = fields["cell"]
-    reasoning: Reasoning = fields["reasoning"]
-    parts = [fields["subgraph_id"], cell.key, cell.rule_kind, ",".join(str(len(p.facts)) for p in fields["pieces"]),
-             f"{reasoning.corrections},{reasoning.distractors}"]
+def _scenario_id(subgraph_id: str, cell: Cell, level: Level) -> str:
+    parts = [subgraph_id, cell.key, cell.rule_kind, level.id_part]
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
 
 
+class Level(NamedTuple):
+    """A level a subgraph's facts fill: the pieces and reasoning of its scenarios, and what
+    their id reads of them (each piece's number of facts; the corrections and distractors)."""
+
+    difficulty: Difficulty
+    pieces: tuple[Piece, ...]
+    reasoning: Reasoning
+    id_part: str
+
+
 def _difficulties(base: Reasoning, facts: Sequence[Fact], entity: Node, has_class: bool, name_piece: bool = True,
-                  reorder: bool = False) -> Iterator[tuple[Difficulty, tuple[Piece, ...], Reasoning]]:
+                  reorder: bool = False) -> tuple[Level, ...]:
     """Each level the scenario can fill: its pieces, and its reasoning with the corrections
     and confusable turns the dialogue must add to reach the level's least steps (none when
     the graph's own steps are in the level; no level below them). With ``reorder`` (facts
     all about the entity, in no chain) the facts a slip can misstate come last, after the
-    turn that introduces the entity, so that they can be corrected."""
+    turn that introduces the entity, so that they can be corrected. Worked out once per
+    :func:`_layout` of the facts: subgraphs of one rule mostly share one."""
+    return _levels(base, _layout(facts, entity), has_class, name_piece, reorder)
+
+
+class FactLayout(NamedTuple):
+    """What the levels read of a fact: whether a slip can misstate it (:func:`misstatable`,
+    and the one value of its relation), and which nodes its subject and object are
+    (numbered in order of appearance, the entity 0)."""
+
+    correctable: bool
+    subject: int
+    object: int
+
+
+def _layout(facts: Sequence[Fact], entity: Node) -> tuple[FactLayout, ...]:
     several = several_valued(facts)
-    order = tuple(sorted(range(len(facts)), key=lambda i: i not in several and misstatable(facts[i]))) if reorder \
-        else tuple(range(len(facts)))
+    number = {entity.value: 0}
+    return tuple(FactLayout(i not in several and misstatable(f), number.setdefault(f.subject.value, len(number)),
+                            number.setdefault(f.object.value, len(number))) for i, f in enumerate(facts))
+
+
+@lru_cache(maxsize=4096)  # a handful of layouts per graph; Levels are immutable
+def _levels(base: Reasoning, layout: tuple[FactLayout, ...], has_class: bool, name_piece: bool,
+            reorder: bool) -> tuple[Level, ...]:
+    order = tuple(range(len(layout)))
+    if reorder:
+        order = tuple(sorted(order, key=lambda i: layout[i].correctable))
+    levels = []
     for difficulty, spec in DIFFICULTY.items():
         low, high = spec.steps
         if high is not None and base.steps > high:
@@ -492,18 +574,26 @@ def _difficulties(base: Reasoning, facts: Sequence[Fact], entity: Node, has_clas
             continue
         corrections = 0
         if need:
-            correctable = min(MAX_CORRECTIONS, _correctable(facts, pieces, entity))
+            correctable = min(MAX_CORRECTIONS, _correctable(layout, pieces))
             corrections = min(correctable, max((need + 1) // 2, need - MAX_DISTRACTORS))  # half of them when it can
             if need - corrections > MAX_DISTRACTORS:
                 continue
-        yield difficulty, pieces, base.model_copy(update={"corrections": corrections, "distractors": need - corrections})
+        reasoning = base.model_copy(update={"corrections": corrections, "distractors": need - corrections})
+        id_part = f"{','.join(str(len(p.facts)) for p in pieces)}\x1f{corrections},{need - corrections}"
+        levels.append(Level(difficulty, pieces, reasoning, id_part))
+    return tuple(levels)
 
 
 def _rule_reasoning(facts: Sequence[Fact]) -> Reasoning:
     """A rule's inputs, the additions of a summed input (the only kind with several values),
     and the rule itself."""
-    values = Counter(f.role for f in facts)
-    return Reasoning(inputs=len(facts), summed=sum(k - 1 for k in values.values()), operations=1)
+    return _reasoning_of_roles(tuple(f.role for f in facts))
+
+
+@lru_cache(maxsize=1024)  # a few patterns of roles per graph; Reasoning is frozen
+def _reasoning_of_roles(roles: tuple[str | None, ...]) -> Reasoning:
+    values = Counter(roles)
+    return Reasoning(inputs=len(roles), summed=sum(k - 1 for k in values.values()), operations=1)
 
 
 def _retrieval_reasoning(subgraph: Subgraph) -> Reasoning:
@@ -552,17 +642,16 @@ def misstatable(fact: Fact) -> bool:
     return isinstance(value, int | Decimal | dt.date) and not isinstance(value, bool)
 
 
-def _correctable(facts: Sequence[Fact], pieces: Sequence[Piece], entity: Node) -> int:
+def _correctable(layout: tuple[FactLayout, ...], pieces: Sequence[Piece]) -> int:
     """How many pieces hold a fact the dialogue can misstate and then correct: a number or a
     date, the one value of its relation, in a piece after the one that introduces its subject
     (the entity's name, or a fact about or pointing to it)."""
-    several = several_valued(facts)
-    introduced: set[str] = set()
+    introduced: set[int] = set()
     count = 0
     for piece in pieces:
-        count += any(i not in several and misstatable(facts[i]) and facts[i].subject.value in introduced for i in piece.facts)
-        introduced |= {entity.value} if piece.name else set()
-        introduced |= {n.value for i in piece.facts for n in (facts[i].subject, facts[i].object)}
+        count += any(layout[i].correctable and layout[i].subject in introduced for i in piece.facts)
+        introduced |= {0} if piece.name else set()
+        introduced |= {n for i in piece.facts for n in (layout[i].subject, layout[i].object)}
     return count
 
 
