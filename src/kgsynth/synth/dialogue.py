@@ -406,7 +406,8 @@ def _confusable_facts(scenario: Scenario, lang: str, others: Sequence[Scenario],
 
 def _facts_of_entity(scenario: Scenario, lang: str) -> list[tuple[str, tuple[str, str | None, str, object], frozenset]]:
     """(relation, what a confusable turn says, the value's numbers) of each fact about the
-    scenario's own entity: kept with the scenario, which other items draw thousands of times."""
+    scenario's own entity: kept with the scenario, which several items may draw as their confusable
+    (a few times each in a 1M run, often on a small graph)."""
     key = ("facts_of_entity", lang)
     if key not in scenario.derived:
         said = []

@@ -701,7 +701,7 @@ def _share_a_name(a: Scenario, b: Scenario) -> bool:
 
 
 def _names(scenario: Scenario) -> set[str]:
-    """The entity's labels casefolded (kept with the scenario: a pool's scenario is compared thousands of times)."""
+    """The entity's labels casefolded (kept with the scenario: a pool's scenario is compared again each time it is drawn)."""
     if "names" not in scenario.derived:
         entity = scenario.entity
         scenario.derived["names"] = {t.casefold() for t in (entity.label, *entity.labels.values()) if t}

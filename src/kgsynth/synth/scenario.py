@@ -202,7 +202,7 @@ class Scenario(BaseModel):
     def derived(self) -> dict[object, object]:
         """What later stages derive from this scenario alone, kept with it by their own keys
         (the dialogue's facts a confusable turn may state, per language): a scenario drawn
-        into thousands of other items is read once."""
+        into several other items is read once."""
         return {}
 
     def model_copy(self, *, update: Mapping[str, object] | None = None, deep: bool = False) -> Self:
