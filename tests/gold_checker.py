@@ -206,3 +206,10 @@ def class_label(class_iri: str, lang: str, rules_graph: rdflib.Graph) -> str:
     if len(labels) != 1:
         raise GoldCheckError(f"{class_iri} has {len(labels)} labels in {lang!r}")
     return str(labels[0])
+
+
+def expected_item_answer(item, rules_graph: rdflib.Graph) -> object:
+    """:func:`expected_gold` of a rule item from its source triples, a class as its label in
+    the item's language (the text formats' gold)."""
+    value = expected_gold(item.metadata.rule_iri, list(item.metadata.source_triples), rules_graph)
+    return class_label(value, item.language, rules_graph) if item.answer_format in ("one_token", "short_text") else value

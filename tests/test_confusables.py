@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 import rdflib
-from gold_checker import class_label, expected_gold
+from gold_checker import expected_item_answer
 
 from kgsynth.filters import AttributionFilter
 from kgsynth.synth import dialogue
 from kgsynth.synth.config import SynthConfig
 from kgsynth.synth.export import read_items
-from kgsynth.synth.formats import AnswerFormat, canonical_gold, check_answer
+from kgsynth.synth.formats import canonical_gold, check_answer
 from kgsynth.synth.pipeline import synthesize
 
 RULES_TTL = Path(__file__).resolve().parents[1] / "data" / "demo" / "rules.ttl"
@@ -48,10 +48,7 @@ def test_every_gold_holds_at_32k_tokens_with_confusables(padded_items):
             if turn.kind in ("confusable", "distractor"):  # no turn but the topic's own states its values
                 assert not any(v in turn.text.split() or f" {v}." in turn.text for v in own_values), (item.id, turn.text)
         if item.metadata.rule_iri:  # the gold, re-derived by the independent checker from the topic's triples
-            value = expected_gold(item.metadata.rule_iri, list(item.metadata.source_triples), rules)
-            if item.answer_format in (AnswerFormat.one_token, AnswerFormat.short_text):
-                value = class_label(value, item.language, rules)
-            answer = canonical_gold(value, item.answer_format, item.constraints)
+            answer = canonical_gold(expected_item_answer(item, rules), item.answer_format, item.constraints)
             assert check_answer(answer, item.answer_format, item.gold, item.constraints).correct, item.id
             checked += 1
     assert checked >= 50

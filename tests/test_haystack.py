@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 import rdflib
-from gold_checker import class_label, expected_gold
+from gold_checker import expected_item_answer
 
 from kgsynth.eval import render
 from kgsynth.filters import rule_numbers
@@ -29,7 +29,7 @@ from kgsynth.synth import haystack
 from kgsynth.synth.config import SynthConfig
 from kgsynth.synth.dialogue import DialogueSettings, Turn, count_tokens
 from kgsynth.synth.export import read_items
-from kgsynth.synth.formats import AnswerFormat, canonical_gold, check_answer, dates_in, has_word, numbers_in
+from kgsynth.synth.formats import canonical_gold, check_answer, dates_in, has_word, numbers_in
 from kgsynth.synth.item import make_item
 from kgsynth.synth.phrases import TALK, YES_NO
 from kgsynth.synth.pipeline import plan_cells, synthesize
@@ -135,10 +135,7 @@ def test_every_gold_holds_at_32k_tokens_with_a_haystack(runs, demo_kg):
             elif turn.kind == "confusable":
                 other_named = i
         if item.metadata.rule_iri:  # the gold, re-derived by the independent checker from the topic's triples
-            value = expected_gold(item.metadata.rule_iri, list(item.metadata.source_triples), rules_graph)
-            if item.answer_format in (AnswerFormat.one_token, AnswerFormat.short_text):
-                value = class_label(value, item.language, rules_graph)
-            answer = canonical_gold(value, item.answer_format, item.constraints)
+            answer = canonical_gold(expected_item_answer(item, rules_graph), item.answer_format, item.constraints)
             assert check_answer(answer, item.answer_format, item.gold, item.constraints).correct, item.id
             checked += 1
     assert compared >= len(padded) * 0.9 and checked >= 50
