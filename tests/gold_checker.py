@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import operator
 from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
 
 import rdflib
 from rdflib import RDFS, Literal, URIRef
@@ -25,13 +26,27 @@ DEFAULT_OPERATION = {
     "Conditional": "CaseRate",
     "Interval": "WithinDays",
     "Classification": "BracketClass",
+    "Calendar": "DayOfWeek",
+    "Conversion": "UnitConversion",
+    "Aggregate": "Count",
 }
+WEEKDAYS = {"en": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
+            "ru": ("понедельник", "вторник", "среда", "четверг", "пятница", "суббота", "воскресенье")}
 COMPARISONS = {
     "GreaterThan": operator.gt,
     "GreaterOrEqual": operator.ge,
     "LessThan": operator.lt,
     "LessOrEqual": operator.le,
 }
+
+
+DEMO = Path(__file__).resolve().parents[1] / "data" / "demo"
+
+
+def demo_rules_graph() -> rdflib.Graph:
+    """The demo's rules: its invented ones and its library rules."""
+    graph = rdflib.Graph().parse(DEMO / "rules.ttl", format="turtle")
+    return graph.parse(DEMO / "library.ttl", format="turtle")
 
 
 class GoldCheckError(ValueError):
@@ -56,6 +71,16 @@ def as_date(term) -> dt.date:
     if isinstance(value, dt.date):
         return value
     raise GoldCheckError(f"not a date: {term!r}")
+
+
+def as_year(term) -> tuple[int, bool]:
+    """A year and whether it came with a day: a date's year, an xsd:gYear, a number's whole part."""
+    if isinstance(term, Literal) and term.datatype == rdflib.XSD.gYear:
+        return int(str(term)), False
+    value = term.toPython()
+    if isinstance(value, dt.date):
+        return value.year, True
+    return int(as_decimal(term).to_integral_value(rounding="ROUND_FLOOR")), False
 
 
 def comparable(term):
@@ -96,7 +121,7 @@ class _Rule:
             relation = str(self.get("relation", d))
             if relation in found:
                 raise GoldCheckError(f"relation {relation} feeds two inputs")
-            found[relation] = (str(self.get("role", d)), self.get("aggregate", d) == KGS.Sum)
+            found[relation] = (str(self.get("role", d)), self.get("aggregate", d) in (KGS.Sum, KGS.All))
         return found
 
 
@@ -174,6 +199,42 @@ def _span(facts: _Facts) -> int:
     return (as_date(facts.one("end")) - as_date(facts.one("start"))).days
 
 
+def _decimal_or(rule: _Rule, name: str, default: int) -> Decimal:
+    value = rule.get(name)
+    return Decimal(default) if value is None else as_decimal(value)
+
+
+def _years_between(facts: _Facts) -> int:
+    (start, start_day), (end, end_day) = as_year(facts.one("start")), as_year(facts.one("end"))
+    if start_day and end_day:  # completed years, the anniversary counting as reached
+        a, b = as_date(facts.one("start")), as_date(facts.one("end"))
+        return b.year - a.year - ((b.month, b.day) < (a.month, a.day))
+    return end - start
+
+
+def _century(facts: _Facts) -> int:
+    year = as_year(facts.one("date"))[0]
+    if year % 100 == 0:
+        raise GoldCheckError(f"{year} ends in 00: strict and popular counting disagree")
+    return year // 100 + 1
+
+
+def _months_after(start: dt.date, months: int) -> dt.date:
+    index = start.year * 12 + start.month - 1 + months
+    return dt.date(index // 12, index % 12 + 1, start.day)  # a missing day raises ValueError
+
+
+def _members(facts: _Facts) -> list:
+    return facts.values["member"]
+
+
+def _earliest(facts: _Facts):
+    years = [as_year(t) for t in _members(facts)]
+    if all(has_day for _, has_day in years):
+        return min(as_date(t) for t in _members(facts))
+    return min(year for year, _ in years)
+
+
 OPERATIONS = {
     "PercentOf": lambda r, f: f.number("amount") * as_decimal(r.get("rate")),
     "PercentOfExcess": lambda r, f: max(Decimal(0), f.number("amount") - _limit(r, f)) * as_decimal(r.get("rate")),
@@ -183,6 +244,22 @@ OPERATIONS = {
     "DaysBetween": lambda r, f: _span(f),
     "Deadline": lambda r, f: as_date(f.one("start")) + dt.timedelta(days=_days(r)),
     "BracketClass": _bracket,
+    "Ratio": lambda r, f: f.number("numerator") / f.number("denominator") * _decimal_or(r, "factor", 1),
+    "Difference": lambda r, f: f.number("to") - f.number("from"),
+    "PercentChange": lambda r, f: (f.number("to") - f.number("from")) / f.number("from") * 100,
+    "YearsBetween": lambda r, f: _years_between(f),
+    "DateAfter": lambda r, f: (as_date(f.one("start")) + dt.timedelta(days=int(r.get("days").toPython())) if r.get("days")
+                               is not None else _months_after(as_date(f.one("start")), int(r.get("months").toPython()))),
+    "DayOfWeek": lambda r, f: as_date(f.one("date")).isoweekday(),
+    "Century": lambda r, f: _century(f),
+    "Decade": lambda r, f: as_year(f.one("date"))[0] // 10 * 10,
+    "LeapYear": lambda r, f: (lambda y: y % 4 == 0 and (y % 100 != 0 or y % 400 == 0))(as_year(f.one("date"))[0]),
+    "UnitConversion": lambda r, f: (f.number("amount") * _decimal_or(r, "factor", 1) / _decimal_or(r, "divisor", 1)
+                                    + _decimal_or(r, "offset", 0)),
+    "Count": lambda r, f: len({comparable(t) for t in _members(f)}),
+    "Total": lambda r, f: sum((as_decimal(t) for t in _members(f)), Decimal(0)),
+    "Maximum": lambda r, f: max(as_decimal(t) for t in _members(f)),
+    "Earliest": lambda r, f: _earliest(f),
 }
 
 
@@ -212,4 +289,8 @@ def expected_item_answer(item, rules_graph: rdflib.Graph) -> object:
     """:func:`expected_gold` of a rule item from its source triples, a class as its label in
     the item's language (the text formats' gold)."""
     value = expected_gold(item.metadata.rule_iri, list(item.metadata.source_triples), rules_graph)
-    return class_label(value, item.language, rules_graph) if item.answer_format in ("one_token", "short_text") else value
+    if item.answer_format not in ("one_token", "short_text"):
+        return value
+    if isinstance(value, int):  # a day of the week, 1 = Monday
+        return WEEKDAYS[item.language][value - 1]
+    return class_label(value, item.language, rules_graph)

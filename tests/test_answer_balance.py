@@ -13,19 +13,26 @@ from pathlib import Path
 
 import pytest
 import rdflib
-from gold_checker import GoldCheckError, _Facts, _Rule, applied_rate, expected_gold, local_name
+from gold_checker import (
+    WEEKDAYS,
+    GoldCheckError,
+    _Facts,
+    _Rule,
+    applied_rate,
+    demo_rules_graph,
+    expected_gold,
+    local_name,
+)
 
 from kgsynth.kg import load_rules
 from kgsynth.synth.config import SynthConfig
 from kgsynth.synth.export import read_items
 from kgsynth.synth.pipeline import plan_cells, synthesize
 
-RULES_TTL = Path(__file__).resolve().parents[1] / "data" / "demo" / "rules.ttl"
-
 
 @pytest.fixture(scope="module")
 def rules_graph() -> rdflib.Graph:
-    return rdflib.Graph().parse(RULES_TTL, format="turtle")
+    return demo_rules_graph()
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +40,11 @@ def default_run(demo_kg, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("balance") / "dataset"
     synthesize(demo_kg, SynthConfig(), out)
     return out
+
+
+# the operations of the five kinds of invented rules: a number they give is zero or not
+OLD_OPERATIONS = {"PercentOf", "PercentOfExcess", "Compare", "CaseRate", "WithinDays", "DaysBetween", "Deadline",
+                  "BracketClass"}
 
 
 def _branch(item, rules_graph) -> str:
@@ -44,6 +56,12 @@ def _branch(item, rules_graph) -> str:
         return f"rate {rate.normalize():f}"
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if rule.operation == "DayOfWeek":
+        return WEEKDAYS["en"][value - 1]
+    if rule.operation == "Century":
+        return f"century {value}"
+    if rule.operation not in OLD_OPERATIONS:
+        return "one"  # a library rule's count, age or amount has no branches to balance
     if isinstance(value, str):
         return local_name(value)
     if isinstance(value, Decimal | int) and not isinstance(value, bool):
@@ -84,7 +102,9 @@ def test_no_branch_of_a_rule_falls_under_a_third_of_its_share(default_run, rules
         total = sum(kept[rule].values())
         for branch, counts in offered.items():
             fair = total / len(offered)
-            if counts["subgraphs"] >= fair:  # the graph could fill the share: filtering must not empty it
+            # the graph could fill the share, and the share is a scenario's pair of items at least
+            # (12 items of a day-of-week rule cannot show all 7 days): filtering must not empty it
+            if counts["subgraphs"] >= fair >= 2:
                 assert kept[rule][branch] * 3 >= fair, (rule, branch, dict(kept[rule]), fair)
         several += len(offered) > 1
     assert several >= 15  # yes/no, class and rate rules of the demo, every one with both ways kept

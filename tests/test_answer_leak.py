@@ -29,7 +29,8 @@ SHAPES = ["rule_application", "simple", "set", "conditional", "multihop", "compa
 
 @pytest.fixture(scope="module")
 def scenarios(demo_kg):
-    config = SynthConfig.model_validate({"sampling": {"shapes": SHAPES}})
+    # every fact of an anchor, so the worked examples below are sampled whatever else the graph holds
+    config = SynthConfig.model_validate({"sampling": {"shapes": SHAPES, "per_anchor": 50}})
     return [s for plan in plan_cells(demo_kg, config, load_rules(demo_kg)) for s in plan.scenarios]
 
 
@@ -155,7 +156,7 @@ def test_a_real_run_records_the_leaks_and_keeps_none(demo_kg, tmp_path):
     """Every scenario of the simple and multi-hop cells is worded (a pool far above a cell's
     share): the worked examples above are rejected with their reasons, and kept out."""
     config = SynthConfig.model_validate({
-        "sampling": {"shapes": ["simple", "multihop"]},
+        "sampling": {"shapes": ["simple", "multihop"], "per_anchor": 50},
         "dataset": {"n": 2, "formats": ["one_token", "short_text"]},
         "filters": {"top_n_pool": 1000},
     })

@@ -5,11 +5,9 @@ give a topic's fact to another entity."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-import rdflib
-from gold_checker import expected_item_answer
+from gold_checker import demo_rules_graph, expected_item_answer
 
 from kgsynth.filters import AttributionFilter
 from kgsynth.synth import dialogue
@@ -17,8 +15,6 @@ from kgsynth.synth.config import SynthConfig
 from kgsynth.synth.export import read_items
 from kgsynth.synth.formats import canonical_gold, check_answer
 from kgsynth.synth.pipeline import synthesize
-
-RULES_TTL = Path(__file__).resolve().parents[1] / "data" / "demo" / "rules.ttl"
 
 
 def _config(confusables: float, target_tokens: int | None = None, n: int = 240, filters: tuple[str, ...] | None = None) -> SynthConfig:
@@ -37,7 +33,7 @@ def padded_items(demo_kg, tmp_path_factory):
 
 
 def test_every_gold_holds_at_32k_tokens_with_confusables(padded_items):
-    rules = rdflib.Graph().parse(RULES_TTL, format="turtle")
+    rules = demo_rules_graph()
     confusable = [i for i in padded_items if i.metadata.confusable_turns]
     assert len(confusable) >= len(padded_items) // 2
     assert min(i.metadata.token_length for i in padded_items) >= 32_000

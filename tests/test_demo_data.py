@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kgsynth.kg import RuleKind, load_rules
+from kgsynth.kg.vocab import RuleOrigin
 from kgsynth.queries import sample_subgraphs
 
 LABEL_QUERY = """
@@ -24,9 +25,14 @@ def test_size_languages_and_types(demo_kg):
     assert missing == []
 
 
-def test_rules_of_all_five_kinds_apply_to_entities(demo_kg):
+def test_invented_rules_of_five_kinds_and_library_rules_apply_to_entities(demo_kg):
     rules = load_rules(demo_kg)
-    assert {r.kind for r in rules.values()} == set(RuleKind)
+    invented = {r.kind for r in rules.values() if r.origin is RuleOrigin.invented}
+    library = {r.kind for r in rules.values() if r.origin is RuleOrigin.library}
+    assert invented == {RuleKind.arithmetic, RuleKind.threshold, RuleKind.conditional, RuleKind.interval,
+                        RuleKind.classification}
+    # the demo has no quantity with a unit, so no conversion (FB15k-237's library rules have them)
+    assert library == {RuleKind.calendar, RuleKind.interval, RuleKind.aggregate}
     applied = {sg.rule.value for sg in sample_subgraphs(demo_kg, "rule_application", limit=10_000, per_anchor=100)}
     assert applied == set(rules), f"rules that apply to no entity: {set(rules) - applied}"
 

@@ -16,11 +16,9 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from pathlib import Path
 
 import pytest
-import rdflib
-from gold_checker import expected_item_answer
+from gold_checker import demo_rules_graph, expected_item_answer
 
 from kgsynth.eval import render
 from kgsynth.filters import rule_numbers
@@ -34,7 +32,6 @@ from kgsynth.synth.item import make_item
 from kgsynth.synth.phrases import TALK, YES_NO
 from kgsynth.synth.pipeline import plan_cells, synthesize
 
-RULES_TTL = Path(__file__).resolve().parents[1] / "data" / "demo" / "rules.ttl"
 VALUE_KINDS = {"fact", "misstatement", "reask", "restate", "clarify_q", "clarify_a"}
 _WORD = re.compile(r"\w+")
 
@@ -99,7 +96,7 @@ def _about_the_topic(turn, scenario) -> bool:
 
 def test_every_gold_holds_at_32k_tokens_with_a_haystack(runs, demo_kg):
     padded, plain, scenarios = runs
-    rules, rules_graph = load_rules(demo_kg), rdflib.Graph().parse(RULES_TTL, format="turtle")
+    rules, rules_graph = load_rules(demo_kg), demo_rules_graph()
     reader = Reader(scenarios.values())
     unpadded = {(i.metadata.scenario_id, i.language): i for i in plain}
     assert min(i.metadata.token_length for i in padded) >= 32_000

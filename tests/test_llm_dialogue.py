@@ -122,10 +122,15 @@ def test_a_wrong_turn_count_is_rejected(drafts):
 def test_a_dialogue_in_the_wrong_language_is_rejected(drafts):
     russian = next(d for d in drafts if d.item.language == "ru")
     english = next(d for d in drafts if d.item.language == "en")
-    # values kept, the rest in the other language: rejected before any value check
-    in_english = [f"Okay, so that is {t.text}" if t.facts else "Okay, noted, let us go on." for t in russian.item.dialogue]
+    # values kept, the words in the other language: rejected before any value check
+    def values(draft, turn) -> str:
+        return " and ".join(draft.item.metadata.fact_values[f] for f in turn.facts)
+
+    in_english = [f"Okay, so the figure is {values(russian, t)}." if t.facts else "Okay, noted, let us go on."
+                  for t in russian.item.dialogue]
     assert _apply(russian, in_english, "What does it come to?") == "the dialogue must be in Russian"
-    in_russian = [f"Итак, {t.text}" if t.facts else "Хорошо, записано, продолжаем." for t in english.item.dialogue]
+    in_russian = [f"Итак, значение — {values(english, t)}." if t.facts else "Хорошо, записано, продолжаем."
+                  for t in english.item.dialogue]
     assert _apply(english, in_russian, "Сколько получается?") == "the dialogue must be in English"
 
 

@@ -11,7 +11,7 @@ import pyoxigraph as ox
 import pytest
 
 from kgsynth.kg import KnowledgeGraph, load_rules
-from kgsynth.kg.vocab import XSD, Comparison, Operation, Rule, RuleKind
+from kgsynth.kg.vocab import XSD, Comparison, Operation, Rule, RuleKind, RuleOrigin
 from kgsynth.queries import sample_subgraphs
 from kgsynth.synth.rules import RuleEvaluationError, RuleOutcome, evaluate, evaluate_subgraph, plain
 
@@ -348,11 +348,16 @@ def demo_applications(demo_kg):
 
 
 def test_every_demo_rule_application_evaluates(demo_applications):
+    """Every invented rule of the demo answers every entity it applies to (a library rule
+    may not: the century of a year 2000 birth has no single answer, tests/test_rule_operations.py)."""
     rules, subgraphs = demo_applications
+    rules = {iri: rule for iri, rule in rules.items() if rule.origin is RuleOrigin.invented}
     outcomes: Counter[str] = Counter()
     errors: list[str] = []
     for subgraph in subgraphs:
-        rule = rules[subgraph.rule.value]
+        rule = rules.get(subgraph.rule.value)
+        if rule is None:
+            continue
         try:
             outcome = evaluate_subgraph(rule, subgraph)
         except RuleEvaluationError as error:

@@ -226,9 +226,9 @@ def test_cells_the_graph_cannot_fill_are_reported_not_faked(demo_kg, tmp_path):
 
 
 def test_items_of_cells_that_fell_short_are_left_out_of_every_split(demo_kg, tmp_path):
-    """At n=2400 some cells have enough scenarios to be worded but too many are rejected:
+    """At n=3000 some cells have enough scenarios to be worded but too many are rejected:
     their items were spooled, so assembly copies the filled cells' lines record by record."""
-    config = SynthConfig.model_validate({"dataset": {"n": 2400}})
+    config = SynthConfig.model_validate({"dataset": {"n": 3000}})
     result = synthesize(demo_kg, config, tmp_path / "out")
     cells = result.manifest["cells"]
     worded_short = [c for c, kept in result.unfillable_cells.items() if kept and cells[c]["scenarios"] >= result.per_cell]

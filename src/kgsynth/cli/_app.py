@@ -19,7 +19,7 @@ import typer
 from typer._click import exceptions as click
 
 from kgsynth import __version__
-from kgsynth.cli import graph
+from kgsynth.cli import graph, rules
 from kgsynth.cli._common import Interrupted
 from kgsynth.cli.evaluate import eval_command, report_command
 from kgsynth.cli.synth import synth
@@ -34,6 +34,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(graph.app, name="graph")
+app.add_typer(rules.app, name="rules")
 app.command()(synth)
 app.command("eval")(eval_command)
 app.command("report")(report_command)

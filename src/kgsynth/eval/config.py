@@ -109,9 +109,10 @@ class EvalConfig(_Strict):
 
     model: EvalModel = EvalModel()
     rendering: Rendering = Field("transcript", description="the dialogue as one transcript message, or as chat turns")
-    rules: Literal["none", "given"] = Field(
+    rules: Literal["none", "given", "invented"] = Field(
         "none", description="none: the model must know the rule (the benchmark's premise); given: the item's rule "
-        "statement goes into the system prompt (for graphs whose rules no model can know)"
+        "statement goes into the system prompt (for graphs whose rules no model can know); invented: given for the "
+        "graph's own rules, not for library rules a model can know (metadata.rule_origin)"
     )
     baselines: tuple[Baseline, ...] = ("closed_book", "oracle")
     probes: bool = Field(True, description="classify each wrong answer's error source with a fact probe")

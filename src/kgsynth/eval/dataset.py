@@ -144,11 +144,12 @@ def load_dataset(dataset: Path) -> tuple[list[Item], dict]:
     return items, manifest
 
 
-def load_rules(dataset: Path, manifest: dict | None = None) -> dict[str, dict[str, str]]:
-    """Rule IRI -> language -> statement, from the dataset's ``private/rules.jsonl`` (its hash checked)."""
+def load_rules(dataset: Path, manifest: dict | None = None, invented_only: bool = False) -> dict[str, dict[str, str]]:
+    """Rule IRI -> language -> statement, from the dataset's ``private/rules.jsonl`` (its hash
+    checked); ``invented_only`` leaves out the library rules, which a model can know."""
     path = dataset / RULES
     if not path.is_file():
         raise DatasetError(f"rules = 'given' needs {path}; datasets written by kgsynth 0.1 lack it: {_REWRITE}")
     manifest = manifest if manifest is not None else read_manifest(dataset)
-    rows = verified_rows(dataset, RULES, manifest, lambda row: (row["rule_iri"], row["statements"]))
-    return dict(rows)
+    rows = verified_rows(dataset, RULES, manifest, lambda row: (row["rule_iri"], row["statements"], row.get("origin")))
+    return {iri: statements for iri, statements, origin in rows if not (invented_only and origin == "library")}

@@ -52,7 +52,7 @@ _DEFAULTS = EvalModel()  # the same generation settings as kgsynth eval's model 
 def kgsynth_task(
     dataset: str | Path,
     rendering: Literal["transcript", "chat"] = "transcript",
-    rules: Literal["none", "given"] = "none",
+    rules: Literal["none", "given", "invented"] = "none",
     limit: int | None = None,
 ) -> Task:
     """The items of a kgsynth dataset folder as an inspect task, as ``kgsynth eval`` asks them.
@@ -60,17 +60,17 @@ def kgsynth_task(
     ``rendering``: the dialogue as one transcript message or as chat turns. ``rules``:
     "none" keeps the benchmark's premise (the model must know the rule); "given" puts each
     item's rule statement (from the dataset's ``private/rules.jsonl``) into the system
-    prompt. ``limit``: only the first N items. The same three settings as ``kgsynth eval``'s.
+    prompt; "invented" does so for the graph's own rules only, not for library rules. ``limit``: only the first N items. The same three settings as ``kgsynth eval``'s.
     """
     if rendering not in ("transcript", "chat"):
         raise KgsynthError(f"rendering must be 'transcript' or 'chat', not {rendering!r}")
-    if rules not in ("none", "given"):
-        raise KgsynthError(f"rules must be 'none' or 'given', not {rules!r}")
+    if rules not in ("none", "given", "invented"):
+        raise KgsynthError(f"rules must be 'none', 'given' or 'invented', not {rules!r}")
     if limit is not None and int(limit) < 1:
         raise KgsynthError(f"limit must be at least 1, not {limit}")
     path = Path(dataset)
     items = runner.load_items(path, int(limit) if limit is not None else None)
-    statements = runner.load_rules(path) if rules == "given" else {}  # the runner's own choice of statement, too
+    statements = runner.load_rules(path, invented_only=rules == "invented") if rules != "none" else {}  # the runner's own choice of statement, too
     samples = [item_sample(item, rendering, runner.rule_statement(item, statements)) for item in items]
     return Task(
         dataset=MemoryDataset(samples, name=path.name, location=str(path)),

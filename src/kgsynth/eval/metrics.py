@@ -138,7 +138,7 @@ class Metrics(_Frozen):
 # or an ``Answers`` table of them; ``compute_metrics`` builds the table once for all.
 
 METRIC_CONDITION = "main"
-DEFAULT_SLICES = ("difficulty", "category", "answer_format", "rule_kind", "shape", "language", "length_bucket", "position")
+DEFAULT_SLICES = ("difficulty", "category", "answer_format", "rule_kind", "rule_origin", "shape", "language", "length_bucket", "position")
 BASELINE_CONDITIONS = ("main", "closed_book", "oracle")
 SWEEP_CONDITIONS = ("length", "position")
 # Bootstrap work cap, in values drawn (resamples x kinds of cluster or x clusters); beyond it

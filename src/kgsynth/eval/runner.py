@@ -86,7 +86,7 @@ def evaluate(dataset: Path, config: EvalConfig, out: Path, progress: Progress | 
     finish_removal(out)
     items, manifest = load_dataset(dataset)  # checked against its manifest: count and sha256
     items = items[: config.limit] if config.limit else items
-    rules = load_rules(dataset, manifest) if config.rules == "given" else {}
+    rules = load_rules(dataset, manifest, invented_only=config.rules == "invented") if config.rules != "none" else {}
     # an endpoint that cannot be reached stops the run in one line (what was answered is kept for the next)
     gateway = LLMGateway(config.model.gateway_config(), ResponseCache(config.model.cache_path()), raise_unreachable=True)
     variants, skipped = plan_variants(items, config)
@@ -95,7 +95,7 @@ def evaluate(dataset: Path, config: EvalConfig, out: Path, progress: Progress | 
         with _Log(out / ".work", _run_key(config, manifest)) as log:
             failed = _ask(gateway, variants, log, config, "answer", lambda v: answer_messages(v, config.rendering, rule_statement(v.item, rules)), progress)
             failed |= _ask(gateway, kv_prompts, log, config, "kv", kv_messages, progress)
-            known_rules = {} if config.rules == "given" else _stated_rules(dataset, manifest)  # what a rule probe asks for
+            known_rules = _known_rules(dataset, manifest, rules)  # what a rule probe asks for
             probes = list(_probes(items, log.done, config, known_rules)) if config.probes else []
             failed |= _ask(gateway, probes, log, config, "probes", lambda p: p.messages, progress)
             records = _assemble([*variants, *kv_prompts, *probes], log.done | failed)
@@ -183,9 +183,11 @@ def _sample(items: Sequence[Item], k: int, seed: int) -> list[Item]:
     return [items[i] for i in chosen]
 
 
-def _stated_rules(dataset: Path, manifest: dict) -> dict[str, dict[str, str]]:
-    """The rules for rule probes: none for a dataset without ``private/rules.jsonl``."""
-    return load_rules(dataset, manifest) if (dataset / RULES).is_file() else {}
+def _known_rules(dataset: Path, manifest: dict, given: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """The rules for rule probes, the ones the model was not given: none for a dataset
+    without ``private/rules.jsonl``."""
+    stated = load_rules(dataset, manifest) if (dataset / RULES).is_file() else {}
+    return {iri: s for iri, s in stated.items() if iri not in given}
 
 
 def _probes(items: Sequence[Item], done: dict[str, AnswerRecord], config: EvalConfig,

@@ -38,13 +38,25 @@ LABEL_PATH = "|".join(f"<{p}>" for p in LABEL_PREDICATES)  # a SPARQL property p
 
 
 class RuleKind(StrEnum):
-    """The five rule kinds hypothesis H4 compares."""
+    """The rule kinds hypothesis H4 compares: the five of the demo's invented rules, and the
+    three of the rule library's operations over dates, quantities and sets."""
 
     arithmetic = "arithmetic"
     threshold = "threshold"
     conditional = "conditional"
     interval = "interval"
     classification = "classification"
+    calendar = "calendar"
+    conversion = "conversion"
+    aggregate = "aggregate"
+
+
+class RuleOrigin(StrEnum):
+    """Whether a model can know the rule: a library rule (a unit factor, a calendar rule, a
+    published rate) is common knowledge; a graph's own rule (a 2% booking fee) is invented."""
+
+    library = "Library"
+    invented = "Invented"
 
 
 class Operation(StrEnum):
@@ -58,6 +70,27 @@ class Operation(StrEnum):
     days_between = "DaysBetween"
     deadline = "Deadline"
     bracket_class = "BracketClass"
+    ratio = "Ratio"
+    difference = "Difference"
+    percent_change = "PercentChange"
+    years_between = "YearsBetween"
+    date_after = "DateAfter"
+    day_of_week = "DayOfWeek"
+    century = "Century"
+    decade = "Decade"
+    leap_year = "LeapYear"
+    unit_conversion = "UnitConversion"
+    count = "Count"
+    total = "Total"
+    maximum = "Maximum"
+    earliest = "Earliest"
+
+
+class Aggregate(StrEnum):
+    """How an input with several values is read: added up, or kept as a set."""
+
+    sum = "Sum"
+    all = "All"
 
 
 class Comparison(StrEnum):
@@ -69,11 +102,16 @@ class Comparison(StrEnum):
 
 # Which operations each kind allows, and the input roles each operation needs.
 OPERATIONS_BY_KIND: dict[RuleKind, tuple[Operation, ...]] = {
-    RuleKind.arithmetic: (Operation.percent_of, Operation.percent_of_excess),
+    RuleKind.arithmetic: (Operation.percent_of, Operation.percent_of_excess, Operation.ratio, Operation.difference,
+                          Operation.percent_change),
     RuleKind.threshold: (Operation.compare,),
     RuleKind.conditional: (Operation.case_rate,),
-    RuleKind.interval: (Operation.within_days, Operation.days_between, Operation.deadline),
+    RuleKind.interval: (Operation.within_days, Operation.days_between, Operation.deadline, Operation.years_between,
+                        Operation.date_after),
     RuleKind.classification: (Operation.bracket_class,),
+    RuleKind.calendar: (Operation.day_of_week, Operation.century, Operation.decade, Operation.leap_year),
+    RuleKind.conversion: (Operation.unit_conversion,),
+    RuleKind.aggregate: (Operation.count, Operation.total, Operation.maximum, Operation.earliest),
 }
 REQUIRED_ROLES: dict[Operation, frozenset[str]] = {
     Operation.percent_of: frozenset({"amount"}),
@@ -84,8 +122,25 @@ REQUIRED_ROLES: dict[Operation, frozenset[str]] = {
     Operation.days_between: frozenset({"start", "end"}),
     Operation.deadline: frozenset({"start"}),
     Operation.bracket_class: frozenset({"amount"}),
+    Operation.ratio: frozenset({"numerator", "denominator"}),
+    Operation.difference: frozenset({"from", "to"}),
+    Operation.percent_change: frozenset({"from", "to"}),
+    Operation.years_between: frozenset({"start", "end"}),
+    Operation.date_after: frozenset({"start"}),
+    Operation.day_of_week: frozenset({"date"}),
+    Operation.century: frozenset({"date"}),
+    Operation.decade: frozenset({"date"}),
+    Operation.leap_year: frozenset({"date"}),
+    Operation.unit_conversion: frozenset({"amount"}),
+    Operation.count: frozenset({"member"}),
+    Operation.total: frozenset({"member"}),
+    Operation.maximum: frozenset({"member"}),
+    Operation.earliest: frozenset({"member"}),
 }
-ROLES = frozenset({"amount", "limit", "threshold", "condition", "start", "end"})
+# The aggregate kind reads a set: its "member" input must say kgs:aggregate kgs:All.
+SET_OPERATIONS = frozenset(OPERATIONS_BY_KIND[RuleKind.aggregate])
+ROLES = frozenset({"amount", "limit", "threshold", "condition", "start", "end", "numerator", "denominator", "from", "to",
+                   "date", "member"})
 
 
 class _Frozen(BaseModel):
@@ -97,7 +152,11 @@ class RuleInput(_Frozen):
 
     role: str
     relation: str
-    sum_values: bool = False  # kgs:aggregate kgs:Sum: several values are added up
+    aggregate: Aggregate | None = None  # several values allowed: added up (Sum) or kept as a set (All)
+
+    @property
+    def sum_values(self) -> bool:
+        return self.aggregate is Aggregate.sum
 
 
 class Bracket(_Frozen):
@@ -137,6 +196,14 @@ class Rule(_Frozen):
     unit: str | None = None
     brackets: tuple[Bracket, ...] = ()
     cases: tuple[Case, ...] = ()
+    factor: Decimal | None = None  # conversion: amount x factor / divisor + offset
+    divisor: Decimal | None = None
+    offset: Decimal | None = None
+    source_unit: str | None = None  # conversion: the unit the input is in
+    days: int | None = None  # DateAfter: start + days, or start + months
+    months: int | None = None
+    origin: RuleOrigin = RuleOrigin.invented
+    source: str | None = None  # where a library rule's constant comes from, with its year
 
     @property
     def relations(self) -> tuple[str, ...]:
@@ -262,6 +329,14 @@ def _build_rule(iri: str, values: dict[str, list], nodes: dict) -> Rule:
         unit=_value(_one(iri, values, "unit")),
         brackets=tuple(_build_bracket(iri, n) for n in nodes.get((iri, "bracket"), {}).values()),
         cases=tuple(_build_case(iri, n) for n in nodes.get((iri, "case"), {}).values()),
+        factor=_decimal(iri, values, "factor"),
+        divisor=_decimal(iri, values, "divisor"),
+        offset=_decimal(iri, values, "offset"),
+        source_unit=_value(_one(iri, values, "sourceUnit")),
+        days=_integer(iri, values, "days"),
+        months=_integer(iri, values, "months"),
+        origin=_enum(iri, values, "origin", RuleOrigin) or RuleOrigin.invented,
+        source=_value(_one(iri, values, "source")),
     )
     _check_parameters(rule)
     return rule
@@ -276,11 +351,9 @@ def _build_input(rule: str, values: dict[str, list]) -> RuleInput:
     role = _one(rule, values, "role", required=True).value
     if role not in ROLES:
         raise _rule_error(rule, f"input role {role!r} is not one of {sorted(ROLES)}")
-    aggregate = _one(rule, values, "aggregate")
-    if aggregate is not None and aggregate.value != KGS + "Sum":
-        raise _rule_error(rule, f"kgs:aggregate {aggregate} is not kgs:Sum")
+    aggregate = _enum(rule, values, "aggregate", Aggregate)
     relation = _one(rule, values, "relation", required=True)
-    return RuleInput(role=role, relation=relation.value, sum_values=aggregate is not None)
+    return RuleInput(role=role, relation=relation.value, aggregate=aggregate)
 
 
 def _build_bracket(rule: str, values: dict[str, list]) -> Bracket:
@@ -304,6 +377,7 @@ MAX_RATE = Decimal(10)
 MAX_MAGNITUDE = Decimal("1e15")
 MAX_DAYS = 36_600
 MAX_ROUNDING = 10
+MAX_MONTHS = 1_200
 
 
 def _check_ranges(rule: Rule) -> None:
@@ -322,6 +396,15 @@ def _check_ranges(rule: Rule) -> None:
         raise _rule_error(rule.iri, f"kgs:maxDays {rule.max_days} is outside 0..{MAX_DAYS:,}")
     if rule.rounding is not None and not 0 <= rule.rounding <= MAX_ROUNDING:
         raise _rule_error(rule.iri, f"kgs:rounding {rule.rounding} is outside 0..{MAX_ROUNDING} decimal places")
+    for name, value in (("kgs:factor", rule.factor), ("kgs:divisor", rule.divisor)):
+        if value is not None and not 0 < value <= MAX_MAGNITUDE:
+            raise _rule_error(rule.iri, f"{name} {value} is outside 0 (excluded)..{MAX_MAGNITUDE:,.0f}")
+    if rule.offset is not None and abs(rule.offset) > MAX_MAGNITUDE:
+        raise _rule_error(rule.iri, f"kgs:offset {rule.offset} is outside ±{MAX_MAGNITUDE:,.0f}")
+    if rule.days is not None and not 0 <= rule.days <= MAX_DAYS:
+        raise _rule_error(rule.iri, f"kgs:days {rule.days} is outside 0..{MAX_DAYS:,}")
+    if rule.months is not None and not 0 <= rule.months <= MAX_MONTHS:
+        raise _rule_error(rule.iri, f"kgs:months {rule.months} is outside 0..{MAX_MONTHS:,}")
 
 
 def _check_parameters(rule: Rule) -> None:
@@ -343,6 +426,27 @@ def _check_parameters(rule: Rule) -> None:
         raise _rule_error(rule.iri, f"kgs:{op.value} needs kgs:maxDays")
     if op is Operation.bracket_class and len(rule.brackets) < 2:
         raise _rule_error(rule.iri, "a classification rule needs at least two kgs:bracket")
+    _check_library_parameters(rule)
+
+
+def _check_library_parameters(rule: Rule) -> None:
+    """The parameters of the operations over dates, quantities and sets."""
+    op = rule.operation
+    divides = op in (Operation.ratio, Operation.percent_change) or rule.divisor is not None
+    if divides and rule.rounding is None:
+        raise _rule_error(rule.iri, f"kgs:{op.value} divides, so it needs kgs:rounding (the answer's decimal places)")
+    if op is Operation.date_after and (rule.days is None) == (rule.months is None):
+        raise _rule_error(rule.iri, "kgs:DateAfter needs exactly one of kgs:days or kgs:months")
+    if op is Operation.unit_conversion:
+        if rule.factor is None and rule.divisor is None:
+            raise _rule_error(rule.iri, "kgs:UnitConversion needs kgs:factor or kgs:divisor")
+        if rule.unit is None or rule.source_unit is None:
+            raise _rule_error(rule.iri, "kgs:UnitConversion needs kgs:sourceUnit and kgs:unit (the units it converts between)")
+    sets = [i for i in rule.inputs if i.aggregate is Aggregate.all]
+    if op in SET_OPERATIONS and [i.role for i in sets] != ["member"]:
+        raise _rule_error(rule.iri, f"kgs:{op.value} reads one set: a 'member' input with kgs:aggregate kgs:All")
+    if op not in SET_OPERATIONS and sets:
+        raise _rule_error(rule.iri, f"kgs:aggregate kgs:All is for the aggregate kind; kgs:{op.value} reads one value per role")
 
 
 # ---------------------------------------------------------------------------- world knowledge

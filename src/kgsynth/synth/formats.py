@@ -28,6 +28,7 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from decimal import Decimal
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -80,7 +81,9 @@ class Constraints(BaseModel):
 
     ``choices`` lists the allowed labels (named by the instruction); ``day_count`` marks a
     count of days from a start date to an end date, the start day not counted (the rule
-    engine's end minus start), which the instruction spells out.
+    engine's end minus start), which the instruction spells out; ``years`` a number of years:
+    "calendar" (the later year minus the earlier, for years without a day), "completed"
+    (whole years between two dates, an age), a "century" (20) or a "decade" (1910).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -92,6 +95,7 @@ class Constraints(BaseModel):
     max_words: int | None = Field(default=None, ge=1)
     choices: Choices | None = None
     day_count: bool = False
+    years: Literal["calendar", "completed", "century", "decade"] | None = None
 
     @model_validator(mode="after")
     def _range_ordered(self) -> Constraints:
@@ -199,8 +203,8 @@ def check_answer(
 
     Whitespace around the answer and one trailing ``.`` or ``!`` are ignored everywhere.
     ``aliases`` are other acceptable texts for text golds (e.g. the Russian label, a class's
-    short forms from :func:`class_aliases`); for ``set`` each alias is a whole alternative
-    list. A non-text gold (a Decimal, a date) is passed through :func:`canonical_gold` first.
+    short forms from :func:`class_aliases`) and numbers (a century's "XX"); for ``set`` each
+    alias is a whole alternative list. A non-text gold (a Decimal, a date) is passed through :func:`canonical_gold` first.
 
     Texts match as a careful reader would: case, ё/е, quotes anywhere and one leading
     English article aside, and a Russian word in any grammatical case (see
@@ -216,7 +220,10 @@ def check_answer(
     if fmt is AnswerFormat.yes_no:
         return _check_yes_no(text, gold)
     if fmt in NUMERIC_FORMATS:
-        return _check_number(text, gold, constraints)
+        verdict = _check_number(text, gold, constraints)
+        if not verdict.correct and aliases and texts_match(text, aliases):  # a century as "XX" or "20th"
+            return _verdict(True, True, normalize_text(text), None)
+        return verdict
     if fmt is AnswerFormat.date:
         return _check_date(text, gold)
     if fmt is AnswerFormat.set:
@@ -710,10 +717,24 @@ def _check_set(text: str, gold: str | list[str], c: Constraints, aliases: Sequen
 # --------------------------------------------------------------------------- instructions
 
 _UNITS = {
-    "en": {"RUB": "roubles", "USD": "US dollars", "EUR": "euros", "days": "days", "nights": "nights", "points": "points"},
+    "en": {"RUB": "roubles", "USD": "US dollars", "EUR": "euros", "days": "days", "nights": "nights", "points": "points",
+           "years": "years", "ft": "feet", "in": "inches", "mi": "miles", "lb": "pounds", "°F": "degrees Fahrenheit",
+           "mi²": "square miles", "m": "metres", "km": "kilometres", "kg": "kilograms", "km²": "square kilometres",
+           "°C": "degrees Celsius", "people/km²": "people per square kilometre", "%": "percent", "cm": "centimetres",
+           "m²": "square metres", "ft²": "square feet", "ha": "hectares", "acre": "acres"},
     # locative, after "в": "в рублях"
-    "ru": {"RUB": "рублях", "USD": "долларах США", "EUR": "евро", "days": "днях", "nights": "ночах", "points": "баллах"},
+    "ru": {"RUB": "рублях", "USD": "долларах США", "EUR": "евро", "days": "днях", "nights": "ночах", "points": "баллах",
+           "years": "годах", "ft": "футах", "in": "дюймах", "mi": "милях", "lb": "фунтах", "°F": "градусах Фаренгейта",
+           "mi²": "квадратных милях", "m": "метрах", "km": "километрах", "kg": "килограммах",
+           "km²": "квадратных километрах", "°C": "градусах Цельсия", "people/km²": "людях на квадратный километр",
+           "%": "процентах", "cm": "сантиметрах", "m²": "квадратных метрах", "ft²": "квадратных футах",
+           "ha": "гектарах", "acre": "акрах"},
 }
+
+
+def unit_words(unit: str | None, lang: str) -> str:
+    """A unit in words ("feet"; Russian in the locative, after «в»: «футах»); an unknown unit as written."""
+    return _UNITS[lang].get(unit, unit) if unit else ""
 
 
 def _rounding_phrase(rounding: int | None, lang: str) -> str:
@@ -742,6 +763,25 @@ def _day_count_instruction(unit: str | None, lang: str) -> str:
     if nights:
         return "Ответьте только числом ночей, без слов (от 1-го до 3-го числа — 2 ночи)."
     return "Ответьте только числом дней, без слов, не считая первого дня (от 1-го до 3-го числа — 2 дня)."
+
+
+def _years_instruction(years: str, lang: str) -> str:
+    """A number of years, a century or a decade, with an example of how it is written."""
+    if years == "century":
+        if lang == "en":
+            return "Answer with the number of the century only, in digits, without words (20 for the 20th century)."
+        return "Ответьте только номером века арабскими цифрами, без слов (20 для XX века)."
+    if years == "decade":
+        if lang == "en":
+            return "Answer with the first year of the decade only, without words (1910 for the 1910s)."
+        return "Ответьте только первым годом десятилетия, без слов (1910 для 1910-х годов)."
+    if years == "calendar":
+        if lang == "en":
+            return "Answer with the number of years as a number only, without words: the later year minus the earlier one (from 1990 to 2005 is 15)."
+        return "Ответьте только числом лет, без слов: поздний год минус ранний (с 1990 по 2005 год — 15)."
+    if lang == "en":
+        return "Answer with the number of full years as a number only, without words (from 10 May 2000 to 9 May 2010 is 9)."
+    return "Ответьте только числом полных лет, без слов (с 10 мая 2000 по 9 мая 2010 года — 9)."
 
 
 def _choice_instruction(choices: Sequence[str], lang: str) -> str:
@@ -783,6 +823,8 @@ def format_instruction(fmt: AnswerFormat, constraints: Constraints, lang: str) -
         return f"{head}, без символа валюты и слов{r}."
     if fmt is AnswerFormat.number and c.day_count:
         return _day_count_instruction(c.unit, lang)
+    if fmt is AnswerFormat.number and c.years:
+        return _years_instruction(c.years, lang)
     if fmt is AnswerFormat.number:
         if en:
             head = f"Answer with the value in {unit} as a number only" if unit else "Answer with a number only"

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kgsynth.synth.dialogue import Dialogue, DialogueSettings, Turn, build_dialogue, count_tokens, transcript
 from kgsynth.synth.formats import AnswerFormat, Constraints, format_instruction
-from kgsynth.synth.scenario import Difficulty, Scenario
+from kgsynth.synth.scenario import NO_RULE, Difficulty, Scenario
 
 PositionBucket = Literal["start", "middle", "end"]
 
@@ -33,6 +33,7 @@ class ItemMetadata(BaseModel):
     answer_format: AnswerFormat
     rule_kind: str
     rule_iri: str | None
+    rule_origin: str = "none"  # "library" (common knowledge a model can know), "invented" (the graph's own), "none"
     shape: str
     variant: str
     turns: int
@@ -141,6 +142,7 @@ def item_from_dialogue(scenario: Scenario, lang: str, dialogue: Dialogue, seed: 
         answer_format=scenario.answer_format,
         rule_kind=scenario.cell.rule_kind,
         rule_iri=scenario.rule.iri if scenario.rule else None,
+        rule_origin=scenario.rule.origin.name if scenario.rule else NO_RULE,
         shape=scenario.shape.value,
         variant=scenario.variant,
         turns=len(dialogue.turns),

@@ -998,8 +998,8 @@ def _write_rules(path: Path, rules: dict[str, Rule]) -> Path:
     with JsonlWriter(path) as writer:
         for iri in sorted(rules):
             rule = rules[iri]
-            writer.write({"rule_iri": iri, "kind": rule.kind.value, "labels": dict(sorted(rule.labels.items())),
-                          "statements": dict(sorted(rule.statements.items()))})
+            writer.write({"rule_iri": iri, "kind": rule.kind.value, "origin": rule.origin.name,
+                          "labels": dict(sorted(rule.labels.items())), "statements": dict(sorted(rule.statements.items()))})
     return path
 
 

@@ -18,11 +18,15 @@ from dataclasses import dataclass
 from kgsynth.kg.vocab import Operation, Rule
 from kgsynth.queries import Fact, Node, Shape, Subgraph
 from kgsynth.synth import morph
+from kgsynth.synth.formats import unit_words
 from kgsynth.synth.lexicon import Lexicon, naming, noun_of, shortened
+from kgsynth.synth.locale import plural_ru
 
-_SLOT = re.compile(r"\{entity(?::(\w+))?\}")
+_SLOT = re.compile(r"\{(\w+)(?::([\w+]+))?\}")
+_REPEATED_WORD = re.compile(r"\b([a-zа-яё]\w*) \1\b")  # lower case: a name may repeat a word ("Bora Bora")
 
-# For rules without kgs:question: what each operation computes, asked without the rule.
+# For rules without kgs:question: what each operation computes, asked without the rule. A
+# role's slot ({date}, {amount:gent}) is the noun of the relation that plays it.
 _RULE_QUESTIONS = {
     Operation.percent_of: ("What amount is due for {entity}?", "Какая сумма причитается по {entity:datv}?"),
     Operation.percent_of_excess: ("What amount is due for {entity}?", "Какая сумма причитается по {entity:datv}?"),
@@ -32,13 +36,90 @@ _RULE_QUESTIONS = {
     Operation.days_between: ("How many days does {entity} span?", "Сколько дней охватывает {entity}?"),
     Operation.deadline: ("What is the deadline for {entity}?", "Какой крайний срок для {entity:gent}?"),
     Operation.bracket_class: ("Which class does {entity} fall into?", "К какому классу относится {entity}?"),
+    Operation.ratio: ("What is the {numerator} of {entity} divided by its {denominator}?",
+                      "Сколько получится, если {numerator:accs} {entity:gent} разделить на {denominator:accs}?"),
+    Operation.difference: ("What is the {to} of {entity} minus its {from}?",
+                           "Сколько получится, если из {to:gent} {entity:gent} вычесть {from:accs}?"),
+    Operation.percent_change: ("By how many percent is the {to} of {entity} above its {from} (negative if below)?",
+                               "На сколько процентов {to} {entity:gent} больше, чем {from} (со знаком минус, если меньше)?"),
+    Operation.years_between: ("How many years passed from the {start} of {entity} to the {end}?",
+                              "Сколько лет прошло от {start:gent} {entity:gent} до {end:gent}?"),
+    Operation.day_of_week: ("On which day of the week did the {date} of {entity} fall?",
+                            "На какой день недели приходится {date} {entity:gent}?"),
+    Operation.century: ("In which century did the {date} of {entity} fall?",
+                        "На какой век приходится {date} {entity:gent}?"),
+    Operation.decade: ("In which decade did the {date} of {entity} fall?",
+                       "На какое десятилетие приходится {date} {entity:gent}?"),
+    Operation.leap_year: ("Was the year of the {date} of {entity} a leap year?",
+                          "Високосный ли год, на который приходится {date} {entity:gent}?"),
+    Operation.unit_conversion: ("What is the {amount} of {entity} in {unit}?", "Сколько составляет {amount} {entity:gent} в {unit}?"),
+    Operation.count: ("How many {member:plur} does {entity} have?", "Сколько всего значений «{member}» у {entity:gent}?"),
+    Operation.total: ("What is the total of every {member} of {entity}?", "Какова сумма всех значений «{member}» у {entity:gent}?"),
+    Operation.maximum: ("What is the largest {member} of {entity}?", "Каково наибольшее значение «{member}» у {entity:gent}?"),
+    Operation.earliest: ("What is the earliest {member} of {entity}?", "Каково самое раннее значение «{member}» у {entity:gent}?"),
 }
+# DateAfter says its period: "What date is 6 months after the {start} of {entity}?"
+_DATE_AFTER = ("What date is {n} after the {start} of {entity}?", "Какая дата будет через {n} после {start:gent} {entity:gent}?")
 
 
-def rule_question(rule: Rule, entity: Node, lang: str, lexicon: Lexicon) -> str:
-    """The rule's question about ``entity`` with the entity named in the slot's case."""
-    template = rule.questions.get(lang) or _RULE_QUESTIONS[rule.operation][0 if lang == "en" else 1]
-    return _SLOT.sub(lambda m: lexicon.name(entity, lang, m.group(1) or "nomn"), template)
+def rule_question(rule: Rule, entity: Node, lang: str, lexicon: Lexicon, facts: tuple[Fact, ...] = ()) -> str:
+    """The rule's question about ``entity`` with the entity named in the slot's case and each
+    role's slot filled with the noun of the relation that plays it (``facts`` give them)."""
+    template = rule.questions.get(lang) or _fallback(rule, lang)
+    relations = {f.role: f for f in facts if f.role is not None}
+
+    def slot(match: re.Match) -> str:
+        name, form = match.group(1), match.group(2) or "nomn"
+        if name == "entity":
+            return lexicon.name(entity, lang, form)
+        if name == "unit":
+            return unit_words(rule.unit, lang)
+        if name == "n":
+            return _period(rule, lang)
+        fact = relations.get(name)
+        if fact is None:
+            return match.group(0)  # not a role this rule's facts play: left for the reader to see
+        return _role_noun(lexicon.noun(fact.relation, lang, fact.object), form, lang)
+
+    # a role's noun ending where the entity's name begins: «дате заказа заказа ORD-1» -> «дате заказа ORD-1»
+    return _REPEATED_WORD.sub(r"\1", _SLOT.sub(slot, template))
+
+
+def _fallback(rule: Rule, lang: str) -> str:
+    template = _DATE_AFTER if rule.operation is Operation.date_after else _RULE_QUESTIONS[rule.operation]
+    return template[0 if lang == "en" else 1]
+
+
+def _role_noun(noun: str, form: str, lang: str) -> str:
+    """A relation's noun in a slot's form: "plur" in English, a case (and "+plur") in Russian."""
+    grammemes = form.split("+")
+    if lang == "en":
+        return english_plural(noun) if "plur" in grammemes else noun
+    case = next((g for g in grammemes if g != "plur"), "nomn")
+    return morph.decline(noun, case, "plur" if "plur" in grammemes else "sing")
+
+
+def english_plural(noun: str) -> str:
+    """The plural of an English noun phrase's last word ("spoken language" -> "spoken languages");
+    a word already plural ("films", FB15k-237's relation names) stays."""
+    head, _, last = noun.rpartition(" ")
+    if last.endswith("s") and not last.endswith(("ss", "us", "is")):
+        plural = last
+    elif last.endswith("y") and last[-2:-1] not in "aeiou":
+        plural = last[:-1] + "ies"
+    elif last.endswith(("s", "sh", "ch", "x", "z")):
+        plural = last + "es"
+    else:
+        plural = last + "s"
+    return f"{head} {plural}" if head else plural
+
+
+def _period(rule: Rule, lang: str) -> str:
+    count, unit = (rule.days, "day") if rule.days is not None else (rule.months, "month")
+    if lang == "en":
+        return f"{count} {unit}{'' if count == 1 else 's'}"
+    forms = ("день", "дня", "дней") if unit == "day" else ("месяц", "месяца", "месяцев")
+    return f"{count} {plural_ru(count, *forms)}"
 
 
 @dataclass(frozen=True)

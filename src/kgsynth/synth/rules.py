@@ -9,11 +9,24 @@ follow the table of operations in ``docs/vocabulary.md``.
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
-from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, ROUND_HALF_UP, Context, Decimal, InvalidOperation, localcontext
+from decimal import (
+    MAX_EMAX,
+    MAX_PREC,
+    MIN_EMIN,
+    ROUND_DOWN,
+    ROUND_FLOOR,
+    ROUND_HALF_UP,
+    Context,
+    Decimal,
+    Inexact,
+    InvalidOperation,
+    localcontext,
+)
 from functools import lru_cache
 from typing import TYPE_CHECKING, NoReturn
 
@@ -32,6 +45,11 @@ __all__ = ["RuleEvaluationError", "RuleOutcome", "evaluate", "evaluate_subgraph"
 # Wide enough that addition, subtraction and multiplication of finite decimals are exact.
 _EXACT = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN, rounding=ROUND_HALF_UP)
 _DATE = re.compile(r"(-?\d{4,}-\d{2}-\d{2})(Z|[+-]\d{2}:\d{2})?")
+_YEAR = re.compile(r"(-?\d{4,})(Z|[+-]\d{2}:\d{2})?")
+# A quotient keeps at least this many significant digits (more when the rounding place is further).
+_DIVISION_DIGITS = 60
+_GREGORIAN = 1583  # the first full year of the Gregorian calendar
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _SYMBOLS = {
     Comparison.greater_than: ">",
     Comparison.greater_or_equal: ">=",
@@ -46,7 +64,8 @@ _COMPARE: dict[Comparison, Callable[[Decimal, Decimal], bool]] = {
 }
 
 Value = Decimal | bool | dt.date | int | str
-InputValue = Decimal | dt.date | str
+Member = Decimal | dt.date | int | str
+InputValue = Member | tuple[Member, ...]  # a tuple: the members of a kgs:All input
 
 
 class RuleEvaluationError(KgsynthError):
@@ -57,10 +76,13 @@ class RuleOutcome(BaseModel):
     """The gold value of a rule on one entity, with what it was computed from.
 
     Attributes:
-        value: money/number as Decimal, yes/no as bool, days as int, a deadline as date,
-            a class as the class IRI.
+        value: money/number as Decimal, yes/no as bool, days, years, a count, a weekday
+            (1 = Monday), a century or a decade as int, a date as date, a class as the
+            class IRI.
         inputs: the resolved value per role actually used (amount after summing, the
-            limit/threshold, start, end, the condition as an N-Triples string).
+            limit/threshold, start, end, the condition as an N-Triples string); a year
+            input read at year precision is an int, a day-precise one a date; a kgs:All
+            input is the tuple of its members (N-Triples strings for kgs:Count).
         rate: the rate applied (percent rules; the matched case's or the default rate).
         steps: a short, language-neutral derivation.
         boundary: an input sits exactly on the rule's edge (an amount equal to the
@@ -82,13 +104,20 @@ class RuleOutcome(BaseModel):
     @property
     def branch(self) -> str:
         """Which way the rule went, for balancing answers: yes / no, the class, the case's
-        rate, or zero / non-zero; a deadline has one way."""
+        rate, the weekday, the century, or zero / non-zero; a deadline and the operations
+        that are not conditional (a ratio, a count...) have one way."""
         if isinstance(self.value, bool):
             return "yes" if self.value else "no"
         if self.operation is Operation.bracket_class:
             return local_name(str(self.value))
         if self.operation is Operation.case_rate:
             return f"rate {fixed_point(plain(self.rate))}"
+        if self.operation is Operation.day_of_week:
+            return _WEEKDAYS[self.value - 1]
+        if self.operation is Operation.century:
+            return f"century {self.value}"
+        if self.operation in _ONE_WAY:
+            return "one"
         if isinstance(self.value, Decimal | int):
             return "zero" if self.value == 0 else "non-zero"
         return "one"
@@ -98,12 +127,13 @@ class RuleOutcome(BaseModel):
 def evaluate(rule: Rule, values: Mapping[str, Sequence[Term]]) -> RuleOutcome:
     """Evaluate ``rule`` on an entity's facts: ``values`` maps a role to its terms.
 
-    Several terms are allowed only for a ``kgs:Sum`` input; roles the operation does not
-    read are ignored.
+    Several terms are allowed only for a ``kgs:Sum`` or ``kgs:All`` input; roles the
+    operation does not read are ignored.
 
     Raises:
         RuleEvaluationError: a needed role is missing, has several values without
-            ``kgs:Sum`` or a value of the wrong type, or the rule has no answer for it.
+            ``kgs:Sum``/``kgs:All`` or a value of the wrong type, or the rule has no
+            answer for it (a zero denominator, 31 January + 1 month...).
     """
     with localcontext(_EXACT):
         return _OPERATIONS[rule.operation](rule, values)
@@ -154,25 +184,61 @@ def _round(rule: Rule, exact: Decimal, steps: list[str]) -> Decimal:
     value = plain(exact)
     if rule.rounding is None:
         return value
-    rounded = exact.quantize(Decimal(1).scaleb(-rule.rounding), rounding=ROUND_HALF_UP, context=_EXACT)
-    if rule.rounding < 0:  # to tens, hundreds...: keep the plain integer form
-        rounded = rounded.quantize(Decimal(1), context=_EXACT)
-    rounded = rounded + 0 if not rounded else rounded  # -0.00 -> 0.00
+    rounded = _half_up(rule, exact)
     if rounded != value:
         steps.append(f"round half-up to {rule.rounding} places: {fixed_point(value)} -> {fixed_point(rounded)}")
     return rounded
 
 
+def _half_up(rule: Rule, number: Decimal) -> Decimal:
+    """``number`` rounded half-up to the rule's places (which must be set)."""
+    rounded = number.quantize(Decimal(1).scaleb(-rule.rounding), rounding=ROUND_HALF_UP, context=_EXACT)
+    if rule.rounding < 0:  # to tens, hundreds...: keep the plain integer form
+        rounded = rounded.quantize(Decimal(1), context=_EXACT)
+    return rounded + 0 if not rounded else rounded  # -0.00 -> 0.00
+
+
+def _divide(rule: Rule, dividend: Decimal, divisor: Decimal, text: str, steps: list[str]) -> Decimal:
+    """``dividend / divisor`` (``text``) rounded half-up to the rule's places, exactly.
+
+    The quotient is cut toward zero well past the rounding place, so a cut quotient is on
+    the same side of every half-way point as the true one: rounding it gives the same answer.
+    """
+    if rule.rounding is None:
+        _fail(rule, f"kgs:{rule.operation.value} divides, so it needs kgs:rounding")
+    digits = max(_DIVISION_DIGITS, dividend.adjusted() - divisor.adjusted() + rule.rounding + 5)
+    context = Context(prec=digits, rounding=ROUND_DOWN, Emax=MAX_EMAX, Emin=MIN_EMIN)
+    quotient = context.divide(dividend, divisor)
+    if not context.flags[Inexact]:
+        steps.append(f"{text} = {fixed_point(plain(quotient))}")
+        return _round(rule, quotient, steps)
+    cut = quotient.quantize(Decimal(1).scaleb(-max(rule.rounding, 0) - 4), rounding=ROUND_DOWN, context=_EXACT)
+    shown = f"{fixed_point(cut)}..."
+    rounded = _half_up(rule, quotient)
+    steps.append(f"{text} = {shown}")
+    steps.append(f"round half-up to {rule.rounding} places: {shown} -> {fixed_point(rounded)}")
+    return rounded
+
+
 # ------------------------------------------------------------------------------ reading values
 def _terms(rule: Rule, values: Mapping[str, Sequence[Term]], role: str) -> list[Term]:
-    """The terms of a role, checking that a role without kgs:Sum has exactly one."""
+    """The terms of a role, checking that a role without kgs:Sum or kgs:All has exactly one."""
     terms = list(values.get(role, ()))
     if not terms:
         _fail(rule, f"missing a value for role {role!r}")
-    summed = any(i.sum_values for i in rule.inputs if i.role == role)
-    if len(terms) > 1 and not summed:
-        _fail(rule, f"role {role!r} has {len(terms)} values but its input is not kgs:Sum")
+    several = any(i.aggregate is not None for i in rule.inputs if i.role == role)
+    if len(terms) > 1 and not several:
+        expected = "kgs:All" if role == "member" else "kgs:Sum"
+        _fail(rule, f"role {role!r} has {len(terms)} values but its input is not {expected}")
     return terms
+
+
+def _single(rule: Rule, values: Mapping[str, Sequence[Term]], role: str) -> Term:
+    """The one term of a role that is never added up (a date, a year)."""
+    terms = _terms(rule, values, role)
+    if len(terms) > 1:
+        _fail(rule, f"role {role!r} has {len(terms)} values")
+    return terms[0]
 
 
 def _decimal(rule: Rule, role: str, term: Term) -> Decimal:
@@ -221,6 +287,48 @@ def _parse_date(lexical: str, datatype: str) -> dt.date | None:
         return dt.date.fromisoformat(match.group(1)) if match else None
     except ValueError:
         return None
+
+
+# A later "year" is a placeholder, not a date: Freebase writes 10000 for a series still running.
+MAX_YEAR = 9999
+
+
+def _when(rule: Rule, role: str, term: Term) -> dt.date | int:
+    """A date-or-year value: a date (xsd:date, xsd:dateTime) or a year (int).
+
+    A year is an xsd:gYear or a number read by its integer part (FB15k-237's 1912.66666667
+    is 1912). A negative number with a fraction is refused: whether -43.5 is in the year
+    -43 or -44 depends on how it was encoded; so is a year after 9999 (a placeholder).
+    """
+    if isinstance(term, ox.Literal):
+        datatype, lexical = term.datatype.value, term.value.strip()
+        if datatype in (XSD + "date", XSD + "dateTime"):
+            day = _parse_date(lexical, datatype)
+            if day is not None:
+                return day
+        elif datatype == XSD + "gYear" and (match := _YEAR.fullmatch(lexical)) and int(match.group(1)) <= MAX_YEAR:
+            return int(match.group(1))
+        elif datatype in NUMERIC_TYPES:
+            year = _year_number(lexical)
+            if year is not None:
+                return year
+    _fail(rule, f"role {role!r} value {term} is not a date or a year")
+
+
+def _year_number(lexical: str) -> int | None:
+    """The year of a number (its integer part), or None for a non-number or a negative fraction."""
+    try:
+        number = Decimal(lexical)
+    except InvalidOperation:
+        return None
+    if not number.is_finite() or (number < 0 and number != number.to_integral_value()):
+        return None
+    year = int(number.to_integral_value(rounding=ROUND_FLOOR))
+    return year if year <= MAX_YEAR else None
+
+
+def _year(when: dt.date | int) -> int:
+    return when.year if isinstance(when, dt.date) else when
 
 
 def _limit(rule: Rule, values: Mapping[str, Sequence[Term]], inputs: dict, steps: list[str]) -> Decimal:
@@ -403,6 +511,243 @@ def _span(bracket: Bracket) -> str:
     return f"{lower}, {upper}"
 
 
+# ------------------------------------------------------------------------------ quantities
+def _ratio(rule: Rule, values: Mapping[str, Sequence[Term]]) -> RuleOutcome:
+    """numerator / denominator x factor, rounded; a zero denominator does not apply."""
+    steps: list[str] = []
+    numerator = _number(rule, values, "numerator", steps)
+    denominator = _number(rule, values, "denominator", steps)
+    if denominator == 0:
+        _fail(rule, "the denominator is 0: the ratio does not apply")
+    factor = rule.factor if rule.factor is not None else Decimal(1)
+    text = f"ratio = {fixed_point(numerator)} / {fixed_point(denominator)}"
+    if rule.factor is not None:
+        text += f" x {fixed_point(plain(factor))}"
+    value = _divide(rule, numerator * factor, denominator, text, steps)
+    return _outcome(rule, value, {"numerator": numerator, "denominator": denominator}, steps)
+
+
+def _difference(rule: Rule, values: Mapping[str, Sequence[Term]]) -> RuleOutcome:
+    """to - from (signed), rounded when the rule says so."""
+    steps: list[str] = []
+    start, end = _number(rule, values, "from", steps), _number(rule, values, "to", steps)
+    difference = plain(end - start)
+    steps.append(f"difference = {fixed_point(end)} - {fixed_point(start)} = {fixed_point(difference)}")
+    return _outcome(rule, _round(rule, difference, steps), {"from": start, "to": end}, steps)
+
+
+def _percent_change(rule: Rule, values: Mapping[str, Sequence[Term]]) -> RuleOutcome:
+    """(to - from) / from x 100, rounded; from = 0 does not apply."""
+    steps: list[str] = []
+    start, end = _number(rule, values, "from", steps), _number(rule, values, "to", steps)
+    if start == 0:
+        _fail(rule, "'from' is 0: a percent change from 0 does not apply")
+    text = f"change = ({fixed_point(end)} - {fixed_point(start)}) / {fixed_point(start)} x 100"
+    value = _divide(rule, (end - start) * 100, start, text, steps)
+    return _outcome(rule, value, {"from": start, "to": end}, steps)
+
+
+def _unit_conversion(rule: Rule, values: Mapping[str, Sequence[Term]]) -> RuleOutcome:
+    """amount x factor / divisor + offset (each optional), rounded when the rule says so."""
+    steps: list[str] = []
+    amount = _number(rule, values, "amount", steps)
+    factor = rule.factor if rule.factor is not None else Decimal(1)
+    offset = rule.offset if rule.offset is not None else Decimal(0)
+    text = _conversion_text(rule, amount)
+    if rule.divisor is None:
+        exact = plain(amount * factor + offset)
+        steps.append(f"{text} = {fixed_point(exact)}")
+        value = _round(rule, exact, steps)
+    else:  # one division of the exact numerator, so the rounding stays exact
+        value = _divide(rule, amount * factor + offset * rule.divisor, rule.divisor, text, steps)
+    return _outcome(rule, value, {"amount": amount}, steps)
+
+
+def _conversion_text(rule: Rule, amount: Decimal) -> str:
+    text = fixed_point(amount)
+    if rule.factor is not None:
+        text += f" x {fixed_point(plain(rule.factor))}"
+    if rule.divisor is not None:
+        text += f" / {fixed_point(plain(rule.divisor))}"
+    if rule.offset is not None:
+        sign = "-" if rule.offset < 0 else "+"
+        text += f" {sign} {fixed_point(plain(abs(rule.offset)))}"
+    return text
+
+
+# ------------------------------------------------------------------------------ dates and years
+def _years_between(rule: Rule, values: Mapping[str, Sequence[Term]]) -> RuleOutcome:
+    """Whole years from start to end: completed years between two dates, else end year - start year."""
+    start, end = _when(rule, "start", _single(rule, values, "start")), _when(rule, "end", _single(rule, values, "end"))
+    if isinstance(start, dt.date) and isinstance(end, dt.date):
+        return _completed_years(rule, start, end)
+    first, last = _year(start), _year(end)
+    if last < first:
+        _fail(rule, f"end year {last} is before start year {first}")
+    return _outcome(rule, last - first, {"start": first, "end": last}, [f"years = {last} - {first} = {last - first}"])
+
+
+def _completed_years(rule: Rule, start: dt.date, end: dt.date) -> RuleOutcome:
+    """Completed years between two dates: the anniversary day counts as reached."""
+    if end < start:
+        _fail(rule, f"end {end.isoformat()} is before start {start.isoformat()}")
+    leapling = (start.month, start.day) == (2, 29)
+    if leapling and not calendar.isleap(end.year) and (end.month, end.day) in ((2, 28), (3, 1)):
+        _fail(rule, f"start {start.isoformat()} has no anniversary in the common year {end.year} "
+                    f"(28 February or 1 March by custom): no single answer for {end.isoformat()}")
+    years = end.year - start.year
+    steps = [f"years = {end.year} - {start.year} = {years}"]
+    if (end.month, end.day) < (start.month, start.day):
+        reached = f"{_month_day(end)} < {_month_day(start)}, the anniversary is not reached"
+        steps.append(f"{reached}: {years} - 1 = {years - 1}")
+        years -= 1
+    boundary = (end.month, end.day) == (start.month, start.day) and end != start
+    return _outcome(rule, years, {"start": start, "end": end}, steps, boundary=boundary)
+
+
+def _month_day(day: dt.date) -> str:
+    return f"{day.month:02d}-{day.day:02d}"
+
+
+def _date_after(rule: Rule, values: Mapping[str, Sequence[Term]]) -> RuleOutcome:
+    """start + kgs:days days, or the same day kgs:months months later (which must exist)."""
+    if (rule.days is None) == (rule.months is None):
+        _fail(rule, "kgs:DateAfter needs exactly one of kgs:days or kgs:months")
+    start = _date(rule, values, "start")
+    if rule.days is not None:
+        later, step = _add_days(rule, start, rule.days), f"{start.isoformat()} + {rule.days} days"
+    else:
+        later, step = _add_months(rule, start, rule.months), f"{start.isoformat()} + {rule.months} months"
+    return _outcome(rule, later, {"start": start}, [f"{step} = {later.isoformat()}"])
+
+
+def _add_days(rule: Rule, start: dt.date, days: int) -> dt.date:
+    try:
+        return start + dt.timedelta(days=days)
+    except OverflowError:
+        _fail(rule, f"{start.isoformat()} + {days} days is not a representable date")
+
+
+def _add_months(rule: Rule, start: dt.date, months: int) -> dt.date:
+    year, month = divmod(start.year * 12 + start.month - 1 + months, 12)
+    month += 1
+    if year > dt.MAXYEAR:
+        _fail(rule, f"{start.isoformat()} + {months} months is not a representable date")
+    if start.day > calendar.monthrange(year, month)[1]:
+        _fail(rule, f"{start.isoformat()} + {months} months: {year:04d}-{month:02d} has no day {start.day}, "
+                    "so there is no single answer")
+    return dt.date(year, month, start.day)
+
+
+def _day_of_week(rule: Rule, values: Mapping[str, Sequence[Term]]) -> RuleOutcome:
+    """The ISO weekday (1 = Monday ... 7 = Sunday) of a Gregorian date."""
+    day = _date(rule, values, "date")
+    if day.year < _GREGORIAN:
+        _fail(rule, f"{day.isoformat()} is before {_GREGORIAN}: the Gregorian weekday does not apply")
+    weekday = day.isoweekday()
+    return _outcome(rule, weekday, {"date": day}, [f"weekday({day.isoformat()}) = {weekday} (1 = Monday)"])
+
+
+def _calendar_year(rule: Rule, values: Mapping[str, Sequence[Term]]) -> tuple[dict[str, InputValue], int, list[str]]:
+    """The 'date' input (a date or a year) and its year, with a step when it was a date."""
+    when = _when(rule, "date", _single(rule, values, "date"))
+    year = _year(when)
+    steps = [f"year({when.isoformat()}) = {year}"] if isinstance(when, dt.date) else []
+    return {"date": when}, year, steps
+
+
+def _century(rule: Rule, values: Mapping[str, Sequence[Term]]) -> RuleOutcome:
+    """The century counted strictly (1901-2000 is the 20th); a year ending in 00 does not apply."""
+    inputs, year, steps = _calendar_year(rule, values)
+    if year < 1:
+        _fail(rule, f"year {year} is before year 1: centuries count from year 1")
+    if year % 100 == 0:
+        _fail(rule, f"year {year} ends in 00: century {year // 100} counted strictly, "
+                    f"{year // 100 + 1} popularly; no single answer")
+    century = year // 100 + 1
+    steps.append(f"century = {year} // 100 + 1 = {century}")
+    return _outcome(rule, century, inputs, steps)
+
+
+def _decade(rule: Rule, values: Mapping[str, Sequence[Term]]) -> RuleOutcome:
+    """The first year of the decade: 1912 -> 1910."""
+    inputs, year, steps = _calendar_year(rule, values)
+    if year < 0:
+        _fail(rule, f"year {year} is before year 0: the decade does not apply")
+    decade = year - year % 10
+    steps.append(f"decade = {year} - {year % 10} = {decade}")
+    return _outcome(rule, decade, inputs, steps)
+
+
+def _leap_year(rule: Rule, values: Mapping[str, Sequence[Term]]) -> RuleOutcome:
+    """Gregorian leap year: divisible by 4, and not by 100 unless by 400."""
+    inputs, year, steps = _calendar_year(rule, values)
+    if year < _GREGORIAN:
+        _fail(rule, f"year {year} is before {_GREGORIAN}: the Gregorian rule does not apply")
+    leap = calendar.isleap(year)
+    steps.append(f"{year} mod 4 = {year % 4}, mod 100 = {year % 100}, mod 400 = {year % 400} -> {str(leap).lower()}")
+    return _outcome(rule, leap, inputs, steps)
+
+
+# ------------------------------------------------------------------------------ sets
+def _count(rule: Rule, values: Mapping[str, Sequence[Term]]) -> RuleOutcome:
+    """How many different values (compared by value: 1.0 is 1) the member input has."""
+    distinct: dict[tuple[str, object], Term] = {}
+    for term in _terms(rule, values, "member"):
+        distinct.setdefault(_count_key(term), term)
+    members = tuple(str(t) for t in distinct.values())
+    step = f"count({', '.join(members)}) = {len(members)}"
+    return _outcome(rule, len(members), {"member": members}, [step])
+
+
+def _count_key(term: Term) -> tuple[str, object]:
+    key = _term_key(term)
+    if key[0] == "number" and not key[1].is_finite():  # NaN never equals itself
+        return (term.datatype.value, term.value)
+    return key
+
+
+def _numbers(rule: Rule, values: Mapping[str, Sequence[Term]]) -> tuple[Decimal, ...]:
+    return tuple(plain(_decimal(rule, "member", t)) for t in _terms(rule, values, "member"))
+
+
+def _total(rule: Rule, values: Mapping[str, Sequence[Term]]) -> RuleOutcome:
+    """The sum of the members, rounded when the rule says so."""
+    numbers = _numbers(rule, values)
+    total = plain(sum(numbers, Decimal(0)))
+    steps = [f"total = {' + '.join(fixed_point(n) for n in numbers)} = {fixed_point(total)}"]
+    return _outcome(rule, _round(rule, total, steps), {"member": numbers}, steps)
+
+
+def _maximum(rule: Rule, values: Mapping[str, Sequence[Term]]) -> RuleOutcome:
+    """The largest member (in the rule's rounding format when it has one)."""
+    numbers = _numbers(rule, values)
+    largest = max(numbers)
+    steps = [f"max({', '.join(fixed_point(n) for n in numbers)}) = {fixed_point(largest)}"]
+    return _outcome(rule, _round(rule, largest, steps), {"member": numbers}, steps)
+
+
+def _earliest(rule: Rule, values: Mapping[str, Sequence[Term]]) -> RuleOutcome:
+    """The earliest member: a date when all are dates, else a year."""
+    whens = [_when(rule, "member", t) for t in _terms(rule, values, "member")]
+    if all(isinstance(w, dt.date) for w in whens):
+        members: tuple[dt.date | int, ...] = tuple(whens)
+        shown = [w.isoformat() for w in whens]
+    else:
+        members = tuple(_year(w) for w in whens)
+        shown = [str(y) for y in members]
+    earliest = min(members)
+    text = earliest.isoformat() if isinstance(earliest, dt.date) else str(earliest)
+    return _outcome(rule, earliest, {"member": members}, [f"min({', '.join(shown)}) = {text}"])
+
+
+# Operations that are not conditional: one branch (zero / non-zero would starve them).
+_ONE_WAY = frozenset({
+    Operation.ratio, Operation.difference, Operation.percent_change, Operation.unit_conversion,
+    Operation.years_between, Operation.date_after, Operation.decade,
+    Operation.count, Operation.total, Operation.maximum, Operation.earliest,
+})
+
 _OPERATIONS: dict[Operation, Callable[[Rule, Mapping[str, Sequence[Term]]], RuleOutcome]] = {
     Operation.percent_of: _percent_of,
     Operation.percent_of_excess: _percent_of_excess,
@@ -412,4 +757,18 @@ _OPERATIONS: dict[Operation, Callable[[Rule, Mapping[str, Sequence[Term]]], Rule
     Operation.days_between: _days_between,
     Operation.deadline: _deadline,
     Operation.bracket_class: _bracket_class,
+    Operation.ratio: _ratio,
+    Operation.difference: _difference,
+    Operation.percent_change: _percent_change,
+    Operation.years_between: _years_between,
+    Operation.date_after: _date_after,
+    Operation.day_of_week: _day_of_week,
+    Operation.century: _century,
+    Operation.decade: _decade,
+    Operation.leap_year: _leap_year,
+    Operation.unit_conversion: _unit_conversion,
+    Operation.count: _count,
+    Operation.total: _total,
+    Operation.maximum: _maximum,
+    Operation.earliest: _earliest,
 }

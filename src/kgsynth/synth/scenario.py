@@ -39,7 +39,7 @@ from typing import Any, Literal, NamedTuple, Self
 from pydantic import BaseModel, ConfigDict
 
 from kgsynth.kg import KnowledgeGraph, local_name
-from kgsynth.kg.vocab import Operation, Rule, WorldKnowledge
+from kgsynth.kg.vocab import SET_OPERATIONS, Operation, Rule, WorldKnowledge
 from kgsynth.queries import Fact, Node, Shape, Subgraph, share_field_names
 from kgsynth.synth.formats import AnswerFormat, Choices, Constraints, canonical_gold, class_aliases
 from kgsynth.synth.lexicon import Lexicon, Wording, wording
@@ -258,7 +258,7 @@ class ScenarioBuilder:
         self._nodes = _label_nodes(kg, iris)
         self.lexicon = Lexicon(kg)
         self._cells: dict[tuple[str, Difficulty, AnswerFormat], Cell] = {}
-        self._rule_constraints: dict[str, Constraints] = {}
+        self._rule_constraints: dict[tuple[str, bool], Constraints] = {}
 
     def node(self, iri: str) -> Node:
         return self._nodes[iri]
@@ -308,15 +308,17 @@ class ScenarioBuilder:
         rule = self.rules.get(subgraph.rule.value) if subgraph.rule else None
         if rule is None:
             return
+        if rule.operation in SET_OPERATIONS and sum(f.role == "member" for f in subgraph.facts) < 2:
+            return  # one member: its count is 1, its total, largest and earliest the member itself
         try:
             outcome = evaluate_subgraph(rule, subgraph)
         except RuleEvaluationError:
             return  # e.g. an amount outside every bracket: the graph cannot give this item
         entity = subgraph.mention[0]
-        facts = subgraph.facts
+        facts = _years_as_years(rule, subgraph.facts)
         entity_class = self.node(rule.applies_to_class) if rule.applies_to_class else None
         topic = self._topic(rule)
-        question = {lang: rule_question(rule, entity, lang, self.lexicon) for lang in self.languages}
+        question = {lang: rule_question(rule, entity, lang, self.lexicon, facts) for lang in self.languages}
         words = self._wording(entity, entity_class, facts)
         levels = _difficulties(_rule_reasoning(facts), facts, entity, entity_class is not None, reorder=True)
         answer_in_dialogue, branch = _equals_an_input(outcome), outcome.branch
@@ -324,6 +326,8 @@ class ScenarioBuilder:
             gold, aliases = self._gold(fmt, gold_value, constraints)
             if gold is None:
                 continue
+            if rule.operation in (Operation.century, Operation.decade):
+                aliases = {lang: _period_aliases(rule.operation, gold_value, lang) for lang in self.languages}
             keys = question_keys(question, gold)
             shared = dict(
                 shape=subgraph.shape, variant=subgraph.variant, subgraph_id=subgraph.id, entity=entity,
@@ -366,36 +370,49 @@ class ScenarioBuilder:
     def _rule_answers(self, rule: Rule, outcome: RuleOutcome) -> Iterator[tuple[AnswerFormat, object, Constraints]]:
         """The answer formats a rule's outcome can be asked in, with the gold value of each."""
         op, value = rule.operation, outcome.value
-        constraints = self._constraints(rule)
-        if op in (Operation.percent_of, Operation.percent_of_excess, Operation.case_rate):
-            fmt = AnswerFormat.currency if rule.unit in CURRENCIES else AnswerFormat.number
+        constraints = self._constraints(rule, outcome)
+        if op in _AMOUNTS:
             # no percent item for a case rule: asking which rate applies names the rule's constant
-            yield fmt, value, constraints
-        elif op in (Operation.compare, Operation.within_days):
+            yield AnswerFormat.currency if rule.unit in CURRENCIES else AnswerFormat.number, value, constraints
+        elif op is Operation.percent_change:
+            yield AnswerFormat.percent, value, constraints
+        elif isinstance(value, bool):
             yield AnswerFormat.yes_no, value, constraints
-        elif op is Operation.days_between:
-            yield AnswerFormat.number, value, constraints
-        elif op is Operation.deadline:
-            yield AnswerFormat.date, value, constraints
         elif op is Operation.bracket_class:
             label = self.node(str(value))
             yield _text_format(label, self.languages), label, constraints
+        elif op is Operation.day_of_week:
+            day = _weekday(value)
+            yield _text_format(day, self.languages), day, constraints
+        elif isinstance(value, dt.date):
+            yield AnswerFormat.date, value, constraints
+        else:  # a count: days, years, members; a century, a decade or a year
+            yield AnswerFormat.number, value, constraints
 
-    def _constraints(self, rule: Rule) -> Constraints:
-        """What the rule's answers must satisfy (one object per rule: scenarios share it)."""
-        if rule.iri not in self._rule_constraints:
-            self._rule_constraints[rule.iri] = self._constraints_of(rule)
-        return self._rule_constraints[rule.iri]
+    def _constraints(self, rule: Rule, outcome: RuleOutcome) -> Constraints:
+        """What the rule's answers must satisfy (one object per rule and way of counting
+        years: scenarios share it)."""
+        calendar_years = any(isinstance(v, int) for v in outcome.inputs.values())
+        key = (rule.iri, calendar_years)
+        if key not in self._rule_constraints:
+            self._rule_constraints[key] = self._constraints_of(rule, calendar_years)
+        return self._rule_constraints[key]
 
-    def _constraints_of(self, rule: Rule) -> Constraints:
+    def _constraints_of(self, rule: Rule, calendar_years: bool) -> Constraints:
         op = rule.operation
-        if op in (Operation.percent_of, Operation.percent_of_excess, Operation.case_rate):
+        if op in _AMOUNTS or op is Operation.percent_change:
             return Constraints(unit=rule.unit, rounding=rule.rounding)
         if op is Operation.days_between:
             # the instruction says how the engine counts (end minus start): 19 to 21 September is 2, not 3
             return Constraints(unit=rule.unit or "days", rounding=0, day_count=True)
+        if op is Operation.years_between:
+            return Constraints(unit="years", rounding=0, years="calendar" if calendar_years else "completed")
+        if op in (Operation.century, Operation.decade):
+            return Constraints(years=op.name)
         if op is Operation.bracket_class:
             return Constraints(choices=self._class_choices(rule))
+        if op is Operation.day_of_week:
+            return Constraints(choices=Choices(**{lang: WEEKDAYS[lang] for lang in self.languages}))
         return Constraints()
 
     def _class_choices(self, rule: Rule) -> Choices:
@@ -473,12 +490,55 @@ class ScenarioBuilder:
         return {lang: canonical_gold(value, fmt, constraints) for lang in self.languages}, {}
 
 
+# Roles a year-reading operation reads as years (docs/vocabulary.md: a number is a year by its integer part).
+_YEAR_ROLES = {Operation.years_between: ("start", "end"), Operation.century: ("date",), Operation.decade: ("date",),
+               Operation.leap_year: ("date",), Operation.earliest: ("member",)}
+_GYEAR = "http://www.w3.org/2001/XMLSchema#gYear"
+
+
+def _years_as_years(rule: Rule, facts: tuple[Fact, ...]) -> tuple[Fact, ...]:
+    """The facts with each number a rule reads as a year written as that year (FB15k-237's
+    1912.66666667 for a date in 1912 is said "1912"), so the dialogue states what the engine used."""
+    roles = _YEAR_ROLES.get(rule.operation, ())
+    return tuple(_as_year(f) if f.role in roles else f for f in facts)
+
+
+def _as_year(fact: Fact) -> Fact:
+    value = fact.object.python
+    if fact.object.datatype == _GYEAR or not isinstance(value, int | Decimal | float) or isinstance(value, bool):
+        return fact
+    year = str(int(Decimal(str(value)).to_integral_value(rounding="ROUND_FLOOR")))
+    node = Node(kind="literal", value=year, datatype=_GYEAR, lang=None, label=year, labels={})
+    return fact.model_copy(update={"object": node})
+
+
+def _period_aliases(operation: Operation, value: int, lang: str) -> list[str]:
+    """The other writings of a century (20th, XX) or a decade (the 1910s)."""
+    if operation is Operation.decade:
+        return [f"{value}s", f"the {value}s"] if lang == "en" else [f"{value}-е", f"{value}-е годы"]
+    roman = _roman(value)
+    suffix = {1: "st", 2: "nd", 3: "rd"}.get(value % 10 if value % 100 not in (11, 12, 13) else 0, "th")
+    return [f"{value}{suffix}", roman] if lang == "en" else [roman, f"{roman} век", f"{value}-й"]
+
+
+def _roman(number: int) -> str:
+    numerals = ((1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"), (90, "XC"), (50, "L"), (40, "XL"),
+                (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I"))
+    out = []
+    for size, numeral in numerals:
+        count, number = divmod(number, size)
+        out.append(numeral * count)
+    return "".join(out)
+
+
 def _equals_an_input(outcome: RuleOutcome) -> bool:
     """Whether the rule's answer is one of its inputs' values (a 100% payout is the claimed
-    amount): then the dialogue states it as a fact, which the rule, not copying, makes the
+    amount, the largest of a set is a member): then the dialogue states it as a fact, which the rule, not copying, makes the
     answer; balancing the rule's branches keeps copying at chance."""
-    return isinstance(outcome.value, Decimal) and any(
-        isinstance(v, Decimal) and v == outcome.value for v in outcome.inputs.values())
+    if isinstance(outcome.value, bool):
+        return False  # True == 1: a yes is no year
+    values = [x for v in outcome.inputs.values() for x in (v if isinstance(v, tuple) else (v,))]
+    return any(type(v) is type(outcome.value) and v == outcome.value for v in values)
 
 
 # another node than ?x in ?x's place of the triple (?s ?r ?o): the triple alone does not pick ?x out
@@ -690,6 +750,23 @@ def _code_aliases(node: Node, options: Sequence[Node]) -> list[str]:
     others = {w for o in options if o != node for label in (o.label, *o.labels.values()) for w in label.split()}
     codes = {w for label in labels for w in label.split() if len(w) >= 4 and _CODE.fullmatch(w)}
     return sorted(c for c in codes if c not in others and c not in labels)
+
+
+# Operations whose answer is an amount in the rule's unit.
+_AMOUNTS = frozenset({Operation.percent_of, Operation.percent_of_excess, Operation.case_rate, Operation.ratio,
+                      Operation.difference, Operation.unit_conversion, Operation.total, Operation.maximum})
+WEEKDAYS = {
+    "en": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
+    "ru": ("понедельник", "вторник", "среда", "четверг", "пятница", "суббота", "воскресенье"),
+}
+
+
+@cache
+def _weekday(iso_day: int) -> Node:
+    """The day of the week ``iso_day`` (1 = Monday) as a labelled node, the answer to a
+    day-of-week rule."""
+    labels = {lang: names[iso_day - 1] for lang, names in WEEKDAYS.items()}
+    return Node(kind="iri", value=f"urn:kgsynth:weekday:{iso_day}", label=labels["en"], labels=labels)
 
 
 def _text_format(node: Node, languages: tuple[str, ...]) -> AnswerFormat | None:

@@ -1,0 +1,114 @@
+"""What the graph says about its relations, read with a few aggregate SPARQL queries.
+
+Two queries profile every relation at once (how many entities have one value or several,
+which datatypes, how many numbers look like years); the values themselves are read in one
+more query, only for the relations a library rule can use.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import pyoxigraph as ox
+
+from kgsynth.kg import KnowledgeGraph, local_name
+from kgsynth.kg.vocab import KGS, LABEL_PREDICATES, OWL, RDF, RDFS, SCHEMA
+
+QUDT = "http://qudt.org/schema/qudt/"
+# Schema predicates say what other things are; they are never facts a rule reads.
+_SCHEMA_NAMESPACES = (RDF, RDFS, OWL, KGS)
+_NOT_FACTS = frozenset(LABEL_PREDICATES) | {"http://www.w3.org/2004/02/skos/core#altLabel"}
+_UNIT_PREDICATES = (SCHEMA + "unitText", SCHEMA + "unitCode", "https://schema.org/unitText",
+                    "https://schema.org/unitCode", QUDT + "unit", QUDT + "hasUnit")
+
+_SHAPE = """SELECT ?p (COUNT(*) AS ?subjects) (SUM(IF(?n = 1, 1, 0)) AS ?single)
+  (SUM(IF(?n >= %d && ?n <= %d, 1, 0)) AS ?multi)
+WHERE { { SELECT ?p ?s (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p ?s } }
+GROUP BY ?p"""
+# isNumeric first: && does not compare a non-number (false && error is false)
+_DATATYPES = """SELECT ?p ?dt (COUNT(*) AS ?n) (SUM(IF(isNumeric(?o) && ?o >= %d && ?o <= %d, 1, 0)) AS ?years)
+WHERE { ?s ?p ?o . BIND(DATATYPE(?o) AS ?dt) }
+GROUP BY ?p ?dt"""
+_UNITS = f"SELECT ?p ?unit WHERE {{ ?p {'|'.join(f'<{p}>' for p in _UNIT_PREDICATES)} ?unit }}"
+_VALUES = "SELECT ?p ?s ?o WHERE {\n  #VALUES\n  ?s ?p ?o .\n  FILTER(isLiteral(?o))\n}"
+_CLASSES = "SELECT ?p ?class (COUNT(DISTINCT ?s) AS ?n) WHERE {\n  #VALUES\n  ?s ?p ?o .\n  ?s a ?class .\n} GROUP BY ?p ?class"
+
+# relation -> subject -> its literal values
+Values = Mapping[str, Mapping[ox.NamedNode | ox.BlankNode, list[ox.Literal]]]
+
+
+@dataclass(frozen=True)
+class RelationProfile:
+    """One relation: who has it, how many values, of which datatypes."""
+
+    iri: str
+    subjects: int  # entities with at least one value
+    single: int  # entities with exactly one value
+    multi: int  # entities with a number of values in the library's member range
+    datatypes: Mapping[str | None, int]  # datatype IRI (None: an IRI or a blank node) -> values
+    years: int  # numbers within the library's year range
+    labels: Mapping[str, str]  # language tag ("" for none) -> label
+    declared_units: tuple[str, ...]  # schema:unitCode and the like, as written (an IRI's local name)
+
+    @property
+    def values(self) -> int:
+        return sum(self.datatypes.values())
+
+    def share(self, datatypes: Iterable[str]) -> float:
+        """The share of the values with one of these datatypes."""
+        return sum(self.datatypes.get(d, 0) for d in datatypes) / self.values if self.values else 0.0
+
+
+def profile_relations(kg: KnowledgeGraph, member_range: tuple[int, int],
+                      year_range: tuple[int, int]) -> list[RelationProfile]:
+    """Every fact relation of the graph (not rdf:, rdfs:, owl:, kgs: or a label), by IRI."""
+    shapes = {p.value: (int(n.value), int(one.value), int(many.value))
+              for p, n, one, many in kg.select(_SHAPE % member_range) if _is_fact(p)}
+    datatypes: dict[str, Counter] = defaultdict(Counter)
+    years: Counter = Counter()
+    for p, datatype, n, in_range in kg.select(_DATATYPES % year_range):
+        if p.value in shapes:
+            datatypes[p.value][datatype.value if datatype is not None else None] += int(n.value)
+            years[p.value] += int(in_range.value)
+    units: dict[str, list[str]] = defaultdict(list)
+    for p, unit in kg.select(_UNITS):
+        units[p.value].append(local_name(unit.value) if isinstance(unit, ox.NamedNode) else unit.value)
+    nodes = [ox.NamedNode(iri) for iri in shapes]
+    labels = kg.labels(nodes)
+    return [
+        RelationProfile(iri=node.value, subjects=shapes[node.value][0], single=shapes[node.value][1],
+                        multi=shapes[node.value][2], datatypes=dict(datatypes[node.value]),
+                        years=years[node.value], labels=labels[node],
+                        declared_units=tuple(sorted(units[node.value])))
+        for node in sorted(nodes, key=lambda n: n.value)
+    ]
+
+
+def _is_fact(predicate: ox.NamedNode) -> bool:
+    iri = predicate.value
+    return iri not in _NOT_FACTS and not iri.startswith(_SCHEMA_NAMESPACES)
+
+
+def read_values(kg: KnowledgeGraph, relations: Iterable[str]) -> Values:
+    """The literal values of these relations, by relation and subject (one query)."""
+    found: dict[str, dict] = defaultdict(lambda: defaultdict(list))
+    rows = [(ox.NamedNode(iri),) for iri in sorted(set(relations))]
+    if rows:
+        for p, s, o in kg.select(_VALUES, (("p",), rows)):
+            found[p.value][s].append(o)
+    return found
+
+
+def main_classes(kg: KnowledgeGraph, relations: Iterable[str]) -> dict[str, str]:
+    """The label of the class most subjects of each relation have (none when untyped)."""
+    rows = [(ox.NamedNode(iri),) for iri in sorted(set(relations))]
+    if not rows:
+        return {}
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for p, class_, n in kg.select(_CLASSES, (("p",), rows)):
+        counts[p.value][class_] += int(n.value)
+    best = {p: min(c.items(), key=lambda kv: (-kv[1], str(kv[0])))[0] for p, c in counts.items()}
+    labels = kg.labels(best.values())
+    return {p: kg.pick_label(class_, labels[class_]) for p, class_ in best.items()}

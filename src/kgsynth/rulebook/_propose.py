@@ -1,0 +1,271 @@
+"""Library rules for recognised relations, each with the number of entities it covers.
+
+A rule covers an entity when the rule_application template would join it (exactly one
+value per input; 2 to 30 values for an aggregate's set, the library's member range) and the
+engine gives it an answer (a year ending in 00 has no single century). Families yield every
+candidate that covers anyone; the caller keeps those above its minimum.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from itertools import permutations
+
+from kgsynth.kg.vocab import RDF
+from kgsynth.rulebook._library import CalendarRule, Library, Texts, Wording, YearsRule
+from kgsynth.rulebook._profile import Values
+from kgsynth.rulebook._recognise import MOSTLY, Relation, number, when, year_of
+
+_GREGORIAN = 1583  # the first full year of the Gregorian calendar, as in the engine
+Moment = dt.date | int
+
+
+@dataclass(frozen=True)
+class Input:
+    role: str
+    relation: str
+    aggregate: str | None = None  # "All": the input is a set
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One library rule for this graph, ready to be written as Turtle."""
+
+    family: str  # "calendar", "years between", "conversion", "ratio" or "aggregate"
+    kind: str  # the local name of its kgs:kind
+    operation: str
+    name: str  # its IRI's last segment, "{}" standing for each relation of `named`
+    named: tuple[str, ...]
+    inputs: tuple[Input, ...]
+    label: Texts
+    statement: Texts
+    question: Texts
+    source: str
+    parameters: tuple[tuple[str, Decimal | int | str], ...]  # kgs: term -> value
+    coverage: int
+    note: str | None = None  # why it applies, for the comment above it
+
+
+def propose(relations: list[Relation], values: Values, library: Library) -> list[Proposal]:
+    """Every library rule that covers at least one entity, in the file's order."""
+    return [*calendar_rules(relations, values, library), *years_between_rules(relations, values, library),
+            *conversion_rules(relations, values, library), *ratio_rules(relations, values, library),
+            *aggregate_rules(relations, library)]
+
+
+def _single(values: Values, relation: str, read: Callable) -> dict:
+    """Each subject with exactly one value of the relation, read (those it cannot read left out)."""
+    found = {}
+    for subject, terms in values.get(relation, {}).items():
+        if len(terms) == 1 and (value := read(terms[0])) is not None:
+            found[subject] = value
+    return found
+
+
+def _named(template: Texts, relations: tuple[Relation, ...]) -> Texts:
+    """A rule's label: what it computes, then the relations it reads."""
+    return Texts(**{lang: f"{getattr(template, lang)}: {', '.join(r.name(lang) for r in relations)}"
+                    for lang in ("en", "ru")})
+
+
+def _fill(text: Texts, en: Mapping[str, str], ru: Mapping[str, str]) -> Texts:
+    """Fill the library's own slots ({when}, {unit:gent} ...); synthesis fills the others."""
+    return Texts(en=_replace(text.en, en), ru=_replace(text.ru, ru))
+
+
+def _replace(text: str, slots: Mapping[str, str]) -> str:
+    for slot, value in slots.items():
+        text = text.replace("{" + slot + "}", value)
+    return text
+
+
+# ---------------------------------------------------------------------------- calendar
+def _century(moment: Moment) -> int | None:
+    year = year_of(moment)
+    return year // 100 + 1 if year >= 1 and year % 100 else None
+
+
+def _decade(moment: Moment) -> int | None:
+    year = year_of(moment)
+    return year - year % 10 if year >= 0 else None
+
+
+def _leap_year(moment: Moment) -> bool | None:
+    year = year_of(moment)
+    return calendar.isleap(year) if year >= _GREGORIAN else None
+
+
+def _day_of_week(moment: Moment) -> int | None:
+    return moment.isoweekday() if isinstance(moment, dt.date) and moment.year >= _GREGORIAN else None
+
+
+# The engine's answer for one value, or None where it does not apply.
+_CALENDAR: dict[str, Callable[[Moment], Hashable | None]] = {
+    "Century": _century, "Decade": _decade, "LeapYear": _leap_year, "DayOfWeek": _day_of_week,
+}
+
+
+def calendar_rules(relations: list[Relation], values: Values, library: Library) -> Iterator[Proposal]:
+    """Century, Decade, LeapYear and DayOfWeek of each date or year relation whose answers vary
+    (the century of 2024 and 2025 order dates is always the 21st: nothing to ask)."""
+    for relation in (r for r in relations if r.temporal):
+        moments = _single(values, relation.iri, when)
+        for rule in library.calendar:
+            answers = [a for m in moments.values() if (a := _CALENDAR[rule.operation](m)) is not None]
+            if len(set(answers)) >= 2:
+                yield _calendar_rule(rule, relation, len(answers))
+
+
+def _calendar_rule(rule: CalendarRule, relation: Relation, coverage: int) -> Proposal:
+    event = relation.concept.event if relation.concept is not None else None
+    if event is None:
+        question = rule.year_question if relation.holds_years and rule.year_question else rule.question
+    else:
+        question = _fill(rule.event_question, en={"when": event.when, "stated": event.stated}, ru={"event": event.ru})
+    return Proposal(family="calendar", kind="Calendar", operation=rule.operation, name=f"{rule.slug}-of-{{}}",
+                    named=(relation.iri,), inputs=(Input("date", relation.iri),), label=_named(rule.label, (relation,)),
+                    statement=rule.statement, question=question, source=rule.source, parameters=(), coverage=coverage)
+
+
+# ---------------------------------------------------------------------------- years between
+def _years_between(start: Moment, end: Moment) -> int | None:
+    """Completed years between two dates, else the later year minus the earlier; None where
+    the engine gives no answer (an end before the start, a 29 February without anniversary)."""
+    if isinstance(start, dt.date) and isinstance(end, dt.date):
+        no_anniversary = ((start.month, start.day) == (2, 29) and not calendar.isleap(end.year)
+                          and (end.month, end.day) in ((2, 28), (3, 1)))
+        if end < start or no_anniversary:
+            return None
+        return end.year - start.year - ((end.month, end.day) < (start.month, start.day))
+    first, last = year_of(start), year_of(end)
+    return last - first if last >= first else None
+
+
+@dataclass
+class _PairCount:
+    both: int = 0  # entities with one value of each
+    answered: int = 0  # ... where the end is not before the start
+    nonzero: int = 0  # ... and at least a year apart
+    dates: int = 0  # ... answered from two full dates
+
+
+def years_between_rules(relations: list[Relation], values: Values, library: Library) -> Iterator[Proposal]:
+    """YearsBetween for two date relations of one entity whose order a concept knows (birth ->
+    death) or the data shows, where most answers are not 0 and all count years one way."""
+    temporal = {r.iri: r for r in relations if r.temporal}
+    for (start, end), count in sorted(_pair_counts(temporal, values).items()):
+        known = _known_span(temporal[start], temporal[end])
+        evident = count.answered >= library.order_share * count.both
+        one_way = count.dates in (0, count.answered)  # one question cannot ask for both ways of counting
+        mostly_nonzero = count.nonzero >= library.nonzero_share * count.answered
+        if count.answered and (known is not None or evident) and mostly_nonzero and one_way:
+            yield _years_rule(library, temporal[start], temporal[end], known, count)
+
+
+def _pair_counts(temporal: Mapping[str, Relation], values: Values) -> dict[tuple[str, str], _PairCount]:
+    moments: dict = defaultdict(dict)  # subject -> relation -> its one date or year
+    for iri in temporal:
+        for subject, moment in _single(values, iri, when).items():
+            moments[subject][iri] = moment
+    counts: dict[tuple[str, str], _PairCount] = defaultdict(_PairCount)
+    for by_relation in moments.values():
+        for start, end in permutations(by_relation, 2):
+            count = counts[(start, end)]
+            count.both += 1
+            years = _years_between(by_relation[start], by_relation[end])
+            if years is not None:
+                count.answered += 1
+                count.nonzero += years > 0
+                count.dates += isinstance(by_relation[start], dt.date) and isinstance(by_relation[end], dt.date)
+    return counts
+
+
+def _known_span(start: Relation, end: Relation) -> str | None:
+    """The span (life, existence, period) in which the library knows start comes before end."""
+    a, b = start.concept, end.concept
+    if a is not None and b is not None and (a.phase, b.phase) == ("start", "end") and a.span == b.span:
+        return a.span
+    return None
+
+
+def _years_rule(library: Library, start: Relation, end: Relation, span: str | None, count: _PairCount) -> Proposal:
+    rule: YearsRule = next((y for y in library.years_between if y.span == span and span is not None),
+                           next(y for y in library.years_between if y.span is None))
+    wording: Wording = rule.day if count.dates else rule.year
+    if span is not None:
+        note = f"order known: the {start.name('en')} comes before the {end.name('en')}"
+    else:
+        share = count.answered / count.both
+        note = (f"order from the data: the {start.name('en')} is not after the {end.name('en')} for "
+                f"{share:.0%} of the {count.both:,} entities with both")
+    return Proposal(family="years between", kind="Interval", operation="YearsBetween",
+                    name=f"{rule.slug}-from-{{}}-to-{{}}", named=(start.iri, end.iri),
+                    inputs=(Input("start", start.iri), Input("end", end.iri)),
+                    label=_named(rule.label, (start, end)), statement=wording.statement, question=wording.question,
+                    source=rule.source, parameters=(), coverage=count.answered, note=note)
+
+
+# ---------------------------------------------------------------------------- quantities
+def conversion_rules(relations: list[Relation], values: Values, library: Library) -> Iterator[Proposal]:
+    """Each unit conversion from the unit of a number relation."""
+    for relation in (r for r in relations if r.unit is not None):
+        coverage = len(_single(values, relation.iri, number))
+        for conversion in (c for c in library.conversions if c.source_unit == relation.unit.code):
+            unit = library.unit(conversion.unit)
+            question = _fill(library.conversion_question, en={"unit": unit.en}, ru={"unit:gent": unit.ru_gent})
+            parameters = [(k, getattr(conversion, k)) for k in ("factor", "divisor", "offset")
+                          if getattr(conversion, k) is not None]
+            parameters += [("rounding", conversion.rounding), ("sourceUnit", conversion.source_unit),
+                           ("unit", conversion.unit)]
+            yield Proposal(family="conversion", kind="Conversion", operation="UnitConversion",
+                           name=f"{{}}-in-{unit.slug}", named=(relation.iri,), inputs=(Input("amount", relation.iri),),
+                           label=_named(conversion.label, (relation,)), statement=conversion.statement,
+                           question=question, source=conversion.source, parameters=tuple(parameters),
+                           coverage=coverage, note=f"unit {relation.unit.code}: {relation.unit_reason}")
+
+
+def ratio_rules(relations: list[Relation], values: Values, library: Library) -> Iterator[Proposal]:
+    """Each ratio between a relation of its numerator's concept and one of its denominator's
+    concept in a unit it knows (population / area in km², m² or ha)."""
+    for ratio in library.ratios:
+        numerators = [r for r in relations if r.numeric and r.concept and r.concept.name == ratio.numerator]
+        denominators = [r for r in relations if r.numeric and r.concept and r.concept.name == ratio.denominator
+                        and r.unit is not None and r.unit.code in ratio.denominator_factors]
+        for top in numerators:
+            tops = _single(values, top.iri, number)
+            for bottom in denominators:
+                bottoms = _single(values, bottom.iri, number)
+                coverage = sum(1 for s in tops if bottoms.get(s, 0) != 0)
+                factor = ratio.denominator_factors[bottom.unit.code]
+                parameters = [("factor", factor)] if factor != 1 else []
+                parameters += [("rounding", ratio.rounding), ("unit", ratio.unit)]
+                yield Proposal(family="ratio", kind="Arithmetic", operation="Ratio", name=f"{ratio.slug}-of-{{}}-per-{{}}",
+                               named=(top.iri, bottom.iri),
+                               inputs=(Input("numerator", top.iri), Input("denominator", bottom.iri)),
+                               label=_named(ratio.label, (top, bottom)), statement=ratio.statement,
+                               question=ratio.question, source=ratio.source, parameters=tuple(parameters),
+                               coverage=coverage, note=f"{bottom.name('en')} in {bottom.unit.code}: {bottom.unit_reason}")
+
+
+# ---------------------------------------------------------------------------- aggregates
+def aggregate_rules(relations: list[Relation], library: Library) -> Iterator[Proposal]:
+    """Count over any multi-valued relation (not of language-tagged texts: names and notes);
+    Total and Maximum over numbers; Earliest over dates and years."""
+    low, high = library.member_range
+    fits = {
+        "any": lambda r: r.profile.share([RDF + "langString"]) < MOSTLY,
+        "number": lambda r: r.numeric and not r.temporal,
+        "date": lambda r: r.temporal,
+    }
+    for relation in (r for r in relations if r.profile.multi > 0):
+        for rule in (a for a in library.aggregates if fits[a.values](relation)):
+            yield Proposal(family="aggregate", kind="Aggregate", operation=rule.operation, name=f"{rule.slug}-of-{{}}",
+                           named=(relation.iri,), inputs=(Input("member", relation.iri, "All"),),
+                           label=_named(rule.label, (relation,)), statement=rule.statement, question=rule.question,
+                           source=rule.source, parameters=(), coverage=relation.profile.multi,
+                           note=f"entities with {low} to {high} values")

@@ -1,0 +1,185 @@
+"""Library rules (dates, quantities, sets) become items: every operation in both languages,
+its gold re-derived by the independent checker, its question filled and its answer format
+stated so that one answer is right."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import re
+from collections import defaultdict
+from decimal import Decimal
+
+import pytest
+import rdflib
+from gold_checker import expected_item_answer
+
+from kgsynth.kg import KnowledgeGraph, load_rules
+from kgsynth.kg.vocab import Operation
+from kgsynth.queries import sample_subgraphs
+from kgsynth.synth.dialogue import DialogueSettings
+from kgsynth.synth.formats import AnswerFormat, canonical_gold, check_answer
+from kgsynth.synth.item import make_item
+from kgsynth.synth.scenario import ScenarioBuilder
+
+RULES = """
+@prefix kgs: <https://w3id.org/kgsynth/vocab#> .
+@prefix ex: <http://lib.example/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+ex:born rdfs:label "date of birth"@en, "дата рождения"@ru .
+ex:died rdfs:label "date of death"@en, "дата смерти"@ru .
+ex:bornYear rdfs:label "year of birth"@en, "год рождения"@ru .
+ex:diedYear rdfs:label "year of death"@en, "год смерти"@ru .
+ex:height rdfs:label "height"@en, "рост"@ru .
+ex:population rdfs:label "population"@en, "население"@ru .
+ex:area rdfs:label "area"@en, "площадь"@ru .
+ex:oldPopulation rdfs:label "population in 2000"@en, "население в 2000 году"@ru .
+ex:award rdfs:label "award year"@en, "год награды"@ru .
+ex:score rdfs:label "score"@en, "оценка"@ru .
+ex:language rdfs:label "spoken language"@en, "язык"@ru .
+ex:r-dow a kgs:Rule ; kgs:origin kgs:Library ; kgs:kind kgs:Calendar ; kgs:operation kgs:DayOfWeek ;
+  kgs:input [ kgs:role "date" ; kgs:relation ex:born ] .
+ex:r-century a kgs:Rule ; kgs:origin kgs:Library ; kgs:kind kgs:Calendar ; kgs:operation kgs:Century ;
+  kgs:input [ kgs:role "date" ; kgs:relation ex:bornYear ] .
+ex:r-decade a kgs:Rule ; kgs:origin kgs:Library ; kgs:kind kgs:Calendar ; kgs:operation kgs:Decade ;
+  kgs:input [ kgs:role "date" ; kgs:relation ex:bornYear ] .
+ex:r-leap a kgs:Rule ; kgs:origin kgs:Library ; kgs:kind kgs:Calendar ; kgs:operation kgs:LeapYear ;
+  kgs:input [ kgs:role "date" ; kgs:relation ex:born ] .
+ex:r-age a kgs:Rule ; kgs:origin kgs:Library ; kgs:kind kgs:Interval ; kgs:operation kgs:YearsBetween ;
+  kgs:input [ kgs:role "start" ; kgs:relation ex:born ] , [ kgs:role "end" ; kgs:relation ex:died ] .
+ex:r-years a kgs:Rule ; kgs:origin kgs:Library ; kgs:kind kgs:Interval ; kgs:operation kgs:YearsBetween ;
+  kgs:input [ kgs:role "start" ; kgs:relation ex:bornYear ] , [ kgs:role "end" ; kgs:relation ex:diedYear ] .
+ex:r-after a kgs:Rule ; kgs:origin kgs:Library ; kgs:kind kgs:Interval ; kgs:operation kgs:DateAfter ; kgs:months 6 ;
+  kgs:input [ kgs:role "start" ; kgs:relation ex:born ] .
+ex:r-feet a kgs:Rule ; kgs:origin kgs:Library ; kgs:kind kgs:Conversion ;
+  kgs:input [ kgs:role "amount" ; kgs:relation ex:height ] ;
+  kgs:divisor "0.3048"^^xsd:decimal ; kgs:rounding 2 ; kgs:sourceUnit "m" ; kgs:unit "ft" .
+ex:r-density a kgs:Rule ; kgs:origin kgs:Library ; kgs:kind kgs:Arithmetic ; kgs:operation kgs:Ratio ;
+  kgs:rounding 1 ; kgs:unit "people/km²" ;
+  kgs:input [ kgs:role "numerator" ; kgs:relation ex:population ] , [ kgs:role "denominator" ; kgs:relation ex:area ] .
+ex:r-growth a kgs:Rule ; kgs:origin kgs:Library ; kgs:kind kgs:Arithmetic ; kgs:operation kgs:Difference ;
+  kgs:input [ kgs:role "from" ; kgs:relation ex:oldPopulation ] , [ kgs:role "to" ; kgs:relation ex:population ] .
+ex:r-change a kgs:Rule ; kgs:origin kgs:Library ; kgs:kind kgs:Arithmetic ; kgs:operation kgs:PercentChange ;
+  kgs:rounding 1 ;
+  kgs:input [ kgs:role "from" ; kgs:relation ex:oldPopulation ] , [ kgs:role "to" ; kgs:relation ex:population ] .
+ex:r-count a kgs:Rule ; kgs:origin kgs:Library ; kgs:kind kgs:Aggregate ; kgs:operation kgs:Count ;
+  kgs:input [ kgs:role "member" ; kgs:relation ex:language ; kgs:aggregate kgs:All ] .
+ex:r-total a kgs:Rule ; kgs:origin kgs:Library ; kgs:kind kgs:Aggregate ; kgs:operation kgs:Total ;
+  kgs:input [ kgs:role "member" ; kgs:relation ex:score ; kgs:aggregate kgs:All ] .
+ex:r-max a kgs:Rule ; kgs:origin kgs:Library ; kgs:kind kgs:Aggregate ; kgs:operation kgs:Maximum ;
+  kgs:input [ kgs:role "member" ; kgs:relation ex:score ; kgs:aggregate kgs:All ] .
+ex:r-earliest a kgs:Rule ; kgs:origin kgs:Library ; kgs:kind kgs:Aggregate ; kgs:operation kgs:Earliest ;
+  kgs:input [ kgs:role "member" ; kgs:relation ex:award ; kgs:aggregate kgs:All ] .
+"""
+# (first name, Russian first name, whether the surname takes the feminine -a)
+FIRST = [("Anna", "Анна", True), ("Boris", "Борис", False), ("Clara", "Клара", True), ("Denis", "Денис", False),
+         ("Elena", "Елена", True), ("Fyodor", "Фёдор", False), ("Galina", "Галина", True), ("Igor", "Игорь", False),
+         ("Kira", "Кира", True), ("Lev", "Лев", False)]
+LAST = [("Orlov", "Орлов"), ("Petrov", "Петров"), ("Sokolov", "Соколов"), ("Volkov", "Волков"), ("Zaitsev", "Зайцев"),
+        ("Morozov", "Морозов")]
+TOWNS = ["Zelenoborsk", "Ozyorsk", "Belogorsk", "Sosnovka", "Svetlogorsk", "Verkhnekamsk", "Vetluga", "Kamyshin"]
+TOWNS_RU = ["Зеленоборск", "Озёрск", "Белогорск", "Сосновка", "Светлогорск", "Верхнекамск", "Ветлуга", "Камышин"]
+
+
+def _facts(rng: random.Random) -> str:
+    """People with birth and death dates (some as FB15k-237's decimal years), heights, scores,
+    award years and languages; towns with populations and areas. Invented names."""
+    lines = ['@prefix ex: <http://lib.example/> .', '@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .',
+             '@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .']
+    for lang_code in ("English", "German", "French", "Spanish"):
+        lines.append(f'ex:lang-{lang_code} rdfs:label "{lang_code}"@en .')
+    lines.append('ex:Town rdfs:label "town"@en, "город"@ru .')
+    for i, ((first, first_ru, feminine), (last, last_ru)) in enumerate((f, la) for f in FIRST for la in LAST):
+        last, last_ru = (last + "a", last_ru + "а") if feminine else (last, last_ru)
+        born = dt.date(1850, 1, 1) + dt.timedelta(days=rng.randrange(60_000))
+        died = born + dt.timedelta(days=rng.randrange(20 * 365, 90 * 365))
+        person = f"ex:p{i}"
+        lines.append(f'{person} rdfs:label "{first} {last}"@en, "{first_ru} {last_ru}"@ru ;')
+        lines.append(f'  ex:born "{born}"^^xsd:date ; ex:died "{died}"^^xsd:date ;')
+        lines.append(f'  ex:bornYear "{born.year + rng.randrange(12) / 12:.8f}"^^xsd:decimal ; ex:diedYear "{died.year}.0"^^xsd:decimal ;')
+        lines.append(f'  ex:height "{Decimal(rng.randrange(150, 205)) / 100}"^^xsd:decimal ;')
+        for year in rng.sample(range(1950, 2020), rng.randrange(2, 4)):
+            lines.append(f'  ex:award "{year}"^^xsd:gYear ;')
+        for score in rng.sample(range(10, 100), rng.randrange(2, 4)):
+            lines.append(f'  ex:score {score} ;')
+        for language in rng.sample(["English", "German", "French", "Spanish"], rng.randrange(1, 4)):
+            lines.append(f'  ex:language ex:lang-{language} ;')
+        lines[-1] = lines[-1].rstrip(" ;") + " ."
+    for j, (town, town_ru) in enumerate(zip(TOWNS, TOWNS_RU, strict=True)):
+        old = rng.randrange(5_000, 90_000)
+        lines.append(f'ex:t{j} a ex:Town ; rdfs:label "{town}"@en, "{town_ru}"@ru ; ex:oldPopulation {old} ; '
+                     f'ex:population {old + rng.randrange(-4_000, 9_000)} ; ex:area "{rng.randrange(100, 9_000) / 10}"^^xsd:decimal .')
+    return "\n".join(lines)
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("library")
+    (folder / "rules.ttl").write_text(RULES, encoding="utf-8")
+    (folder / "facts.ttl").write_text(_facts(random.Random(7)), encoding="utf-8")
+    kg = KnowledgeGraph.load(folder)
+    rules = load_rules(kg)
+    builder = ScenarioBuilder(kg, rules)
+    subgraphs = sample_subgraphs(kg, "rule_application", limit=5_000, per_anchor=100, seed=0)
+    scenarios = [s for sg in subgraphs for s in builder.build(sg)]
+    items = [make_item(s, lang, DialogueSettings(), seed=0) for s in scenarios for lang in ("en", "ru")]
+    rules_graph = rdflib.Graph().parse(data=RULES, format="turtle")
+    return rules, items, rules_graph
+
+
+def test_every_library_operation_makes_items_in_both_languages(library):
+    rules, items, _ = library
+    made = defaultdict(set)
+    for item in items:
+        made[rules[item.metadata.rule_iri].operation].add(item.language)
+    wanted = {Operation.day_of_week, Operation.century, Operation.decade, Operation.leap_year, Operation.years_between,
+              Operation.date_after, Operation.unit_conversion, Operation.ratio, Operation.difference,
+              Operation.percent_change, Operation.count, Operation.total, Operation.maximum, Operation.earliest}
+    assert {op for op, langs in made.items() if langs == {"en", "ru"}} == wanted
+    assert {item.metadata.rule_origin for item in items} == {"library"}
+
+
+def test_library_golds_match_the_independent_checker(library):
+    _, items, rules_graph = library
+    wrong = []
+    for item in items:
+        expected = canonical_gold(expected_item_answer(item, rules_graph), item.answer_format, item.constraints)
+        if not check_answer(expected, item.answer_format, item.gold, item.constraints, aliases=item.gold_aliases).correct:
+            wrong.append((item.metadata.rule_iri, item.gold, expected, item.metadata.source_triples))
+    assert wrong == [], f"{len(wrong)} of {len(items)} disagree, first: {wrong[:2]}"
+
+
+def test_questions_are_filled_and_say_how_to_answer(library):
+    rules, items, _ = library
+    for item in items:
+        assert not re.search(r"\{\w+(:[\w+]+)?\}", item.question), item.question
+        assert item.question.endswith("?")
+    by_rule = {(item.metadata.rule_iri.rsplit("-", 1)[1], item.language): item for item in items}
+    assert by_rule["century", "en"].format_instruction.startswith("Answer with the number of the century")
+    assert by_rule["decade", "ru"].format_instruction.startswith("Ответьте только первым годом десятилетия")
+    # the years come without a day: counted as the later year minus the earlier
+    assert "the later year minus the earlier" in by_rule["years", "en"].format_instruction
+    assert "полных лет" in by_rule["age", "ru"].format_instruction
+    assert by_rule["dow", "en"].answer_format is AnswerFormat.one_token
+    assert "Monday" in by_rule["dow", "en"].format_instruction and "понедельник" in by_rule["dow", "ru"].format_instruction
+    assert "feet" in by_rule["feet", "en"].question and "футах" in by_rule["feet", "ru"].question
+    assert "months" in by_rule["after", "en"].question and "месяцев" in by_rule["after", "ru"].question
+
+
+def test_a_decimal_year_is_said_as_its_year(library):
+    _, items, _ = library
+    century = [i for i in items if i.metadata.rule_iri.endswith("century")]
+    assert century
+    for item in century:
+        (value,) = item.metadata.fact_values
+        assert re.fullmatch(r"\d{4}", value), value  # 1912, not 1,912.67
+        assert value in item.transcript
+
+
+def test_a_century_is_right_in_every_writing_a_reader_uses(library):
+    _, items, _ = library
+    item = next(i for i in items if i.metadata.rule_iri.endswith("century") and i.gold == "20" and i.language == "ru")
+    for answer in ("20", "XX", "XX век"):
+        assert check_answer(answer, item.answer_format, item.gold, item.constraints, aliases=item.gold_aliases).correct
+    assert not check_answer("19", item.answer_format, item.gold, item.constraints, aliases=item.gold_aliases).correct
