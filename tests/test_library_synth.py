@@ -14,6 +14,7 @@ import pytest
 import rdflib
 from gold_checker import expected_item_answer
 
+from kgsynth.cli._app import run
 from kgsynth.kg import KnowledgeGraph, load_rules
 from kgsynth.kg.vocab import Operation
 from kgsynth.queries import sample_subgraphs
@@ -167,13 +168,17 @@ def test_questions_are_filled_and_say_how_to_answer(library):
     assert "months" in by_rule["after", "en"].question and "месяцев" in by_rule["after", "ru"].question
 
 
-def test_a_decimal_year_is_said_as_its_year(library):
+@pytest.mark.parametrize(("rule", "written"), [
+    ("century", {"en": r"\d{4}", "ru": r"\d{4}"}),  # a decimal year as its year: 1912, not 1,912.67
+    ("feet", {"en": r"\d[.\d]*\u00a0m", "ru": r"\d[,\d]*\u00a0м"}),  # a conversion says what it converts from
+])
+def test_an_input_is_said_as_the_rule_reads_it(library, rule, written):
     _, items, _ = library
-    century = [i for i in items if i.metadata.rule_iri.endswith("century")]
-    assert century
-    for item in century:
+    chosen = [i for i in items if i.metadata.rule_iri.endswith(rule)]
+    assert chosen
+    for item in chosen:
         (value,) = item.metadata.fact_values
-        assert re.fullmatch(r"\d{4}", value), value  # 1912, not 1,912.67
+        assert re.fullmatch(written[item.language], value), value
         assert value in item.transcript
 
 
@@ -183,3 +188,55 @@ def test_a_century_is_right_in_every_writing_a_reader_uses(library):
     for answer in ("20", "XX", "XX век"):
         assert check_answer(answer, item.answer_format, item.gold, item.constraints, aliases=item.gold_aliases).correct
     assert not check_answer("19", item.answer_format, item.gold, item.constraints, aliases=item.gold_aliases).correct
+
+
+def test_an_answer_that_may_be_negative_says_how_a_negative_half_rounds(library):
+    _, items, _ = library
+    signed = [i for i in items if i.metadata.rule_iri.endswith(("growth", "change"))]
+    assert signed
+    for item in signed:
+        if item.constraints.rounding is not None:
+            assert ("away from zero" if item.language == "en" else "дальше от нуля") in item.format_instruction
+    # the engine rounds a negative half away from zero, as the instruction says
+    change = next(i for i in signed if i.metadata.rule_iri.endswith("change") and i.language == "en")
+    assert check_answer("-0.1", AnswerFormat.percent, "-0.1", change.constraints).correct
+
+
+def test_another_entitys_decimal_year_is_never_a_confusable_turn(tmp_path):
+    """A rule reading years says its entity's 1912.67 as 1912; another person's year of birth,
+    drawn as a confusable turn from a simple question, would be said as 1,952.25."""
+    (tmp_path / "rules.ttl").write_text(RULES, encoding="utf-8")
+    (tmp_path / "facts.ttl").write_text(_facts(random.Random(7)), encoding="utf-8")
+    kg = KnowledgeGraph.load(tmp_path)
+    builder = ScenarioBuilder(kg, load_rules(kg))
+    scenarios = [s for shape in ("rule_application", "simple")
+                 for sg in sample_subgraphs(kg, shape, limit=2_000, per_anchor=100, seed=0) for s in builder.build(sg)]
+    century = [s for s in scenarios if s.rule is not None and s.rule.iri.endswith("century")]
+    settings = DialogueSettings(confusables=1.0)
+    confusable_turns = 0
+    for scenario in century[:40]:
+        for lang in ("en", "ru"):
+            item = make_item(scenario, lang, settings, seed=0, others=scenarios)
+            for turn in item.dialogue:
+                if turn.kind == "confusable":
+                    confusable_turns += 1
+                    assert not re.search(r"\d[.,]\d", turn.text), turn.text
+    assert confusable_turns > 0
+
+
+@pytest.mark.parametrize(("rule", "message"), [
+    ('kgs:kind kgs:Calendar ; kgs:operation kgs:Century ; kgs:input [ kgs:role "date" ; kgs:relation ex:nowhere ]',
+     "its 'date' relation <http://lib.example/nowhere> is in no triple of the graph"),
+    ('kgs:kind kgs:Calendar ; kgs:operation kgs:DayOfWeek ; kgs:input [ kgs:role "date" ; kgs:relation ex:language ]',
+     "its 'date' relation <http://lib.example/language> has IRIs values, not dates"),
+    ('kgs:kind kgs:Conversion ; kgs:factor 2 ; kgs:sourceUnit "furlong" ; kgs:unit "ft" ; '
+     'kgs:input [ kgs:role "amount" ; kgs:relation ex:height ]', "unit 'furlong' is not one kgsynth knows"),
+])
+def test_a_rule_the_graph_cannot_answer_is_one_line_naming_it(tmp_path, capsys, rule, message):
+    (tmp_path / "facts.ttl").write_text(_facts(random.Random(7)), encoding="utf-8")
+    (tmp_path / "rule.ttl").write_text(RULES.split("ex:r-dow", 1)[0] + f"ex:r-bad a kgs:Rule ; {rule} .", encoding="utf-8")
+    code = run(["synth", "--graph", str(tmp_path / "facts.ttl"), "--graph", str(tmp_path / "rule.ttl"),
+                "--n", "20", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip()
+    assert code == 1 and err == f"error: rule <http://lib.example/r-bad>: {message}" + err.split(message, 1)[1]
+    assert len(err.splitlines()) == 1

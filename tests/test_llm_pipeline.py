@@ -24,7 +24,7 @@ from kgsynth.synth.export import read_items
 from kgsynth.synth.llm_dialogue import PROMPT
 from kgsynth.synth.pipeline import synthesize
 
-# 3 cells x 2 languages: 16 scenarios per cell, 96 items
+# 5 cells x 2 languages: 10 scenarios per cell, 100 items
 DATASET = {"n": 100, "difficulties": ["easy"], "formats": ["number"]}
 ORDER = ["structure", "rule_leakage", "answer_stated", "entity_match", "closed_book", "judge"]
 
@@ -51,16 +51,16 @@ def clean_run(demo_kg, tmp_path_factory):
 def test_the_fake_run_keeps_every_cell_full_and_counts_calls(clean_run):
     result, out, requests = clean_run
     items = list(read_items(out / "items.jsonl"))
-    assert result.items == len(items) == 96
-    assert Counter(i.language for i in items) == {"en": 48, "ru": 48}
+    assert result.items == len(items) == 100
+    assert Counter(i.language for i in items) == {"en": 50, "ru": 50}
     assert all(i.review is not None and i.review.total == 12 for i in items)
     report = json.loads((out / "filter_report.json").read_text())
     stages = report["stages"]
     assert report["order"] == [*ORDER[:3], "verbalise", *ORDER[3:]]
     # one generation, one guess and one judgement per item when everything passes
     for stage in ("verbalise", "closed_book", "judge"):
-        assert stages[stage]["in"] == stages[stage]["out"] == stages[stage]["calls"] == 96
-    assert report["total"]["calls"] == requests == 288
+        assert stages[stage]["in"] == stages[stage]["out"] == stages[stage]["calls"] == 100
+    assert report["total"]["calls"] == requests == 300
     assert report["total"]["calls_per_accepted_item"] == 3.0
 
 
@@ -68,11 +68,11 @@ def test_thirty_percent_faults_lose_and_duplicate_no_item(clean_run, demo_kg, tm
     _, clean_out, _ = clean_run
     with FaultInjectingServer(fake_stage_reply, rate=0.3, seed=7, stall_s=1.0) as server:
         synthesize(demo_kg, _config(server, tmp_path / "cache.sqlite"), tmp_path / "out")
-        faults = len(server.requests) - 288
+        faults = len(server.requests) - 300
     assert faults > 50  # the faults did happen, and were retried
     assert _files(tmp_path / "out") == _files(clean_out)
     ids = [i.id for i in read_items(tmp_path / "out" / "items.jsonl")]
-    assert len(ids) == len(set(ids)) == 96
+    assert len(ids) == len(set(ids)) == 100
 
 
 def test_a_rerun_with_the_cache_makes_no_call(clean_run, demo_kg, tmp_path):
@@ -84,7 +84,7 @@ def test_a_rerun_with_the_cache_makes_no_call(clean_run, demo_kg, tmp_path):
         synthesize(demo_kg, _config(server, cache), tmp_path / "second")
         assert len(server.requests) == before
     report = json.loads((tmp_path / "second" / "filter_report.json").read_text())
-    assert report["total"]["calls"] == 0 and report["stages"]["judge"]["cache_hits"] == 96
+    assert report["total"]["calls"] == 0 and report["stages"]["judge"]["cache_hits"] == 100
     assert _files(tmp_path / "second") == _files(clean_out)
 
 
@@ -107,7 +107,7 @@ def test_a_killed_run_resumes_reusing_the_cache(clean_run, tmp_path):
     assert first + resumed <= clean_requests + 4
     assert _files(tmp_path / "out") == _files(clean_out)
     report = json.loads((tmp_path / "out" / "filter_report.json").read_text())
-    assert report["total"]["accepted_items"] == 96
+    assert report["total"]["accepted_items"] == 100
 
 
 def test_a_generator_that_breaks_the_plan_is_retried_then_rejected_with_the_reason(demo_kg, tmp_path):
@@ -155,7 +155,7 @@ def test_top_n_keeps_the_best_judged_scenarios_of_each_cell(demo_kg, tmp_path):
     def run(pool: float, name: str) -> list:
         with FaultInjectingServer(_parity_judge) as server:
             config = SynthConfig.model_validate({
-                "dataset": {"n": 24, "difficulties": ["easy"], "formats": ["number"]},
+                "dataset": {"n": 20, "difficulties": ["easy"], "formats": ["number"]},
                 "filters": {"order": ["structure", "judge"], "judge": {"min_total": 6}, "top_n_pool": pool},
                 "llm": {"base_url": server.base_url, "cache": str(tmp_path / "c.sqlite")},
             })
@@ -163,7 +163,7 @@ def test_top_n_keeps_the_best_judged_scenarios_of_each_cell(demo_kg, tmp_path):
         return list(read_items(tmp_path / name / "items.jsonl"))
 
     first, best = run(1.0, "first"), run(3.0, "best")
-    assert len(first) == len(best) == 24
+    assert len(first) == len(best) == 20
     total = lambda items: sum(i.review.total for i in items)
     assert total(best) > total(first)
     assert min(i.review.total for i in best) >= 6
@@ -175,7 +175,7 @@ def test_near_duplicates_are_dropped_across_the_run_and_counted_once(demo_kg, tm
     threshold = 0.9
     with FaultInjectingServer(fake_stage_reply) as server:
         config = SynthConfig.model_validate({
-            "dataset": {"n": 24, "difficulties": ["easy"], "formats": ["number"]},
+            "dataset": {"n": 40, "difficulties": ["easy"], "formats": ["number"]},
             "filters": {"order": ["structure", "near_duplicate"], "near_duplicate": {"threshold": threshold}},
             "llm": {"base_url": server.base_url, "cache": str(tmp_path / "c.sqlite")},
         })

@@ -177,8 +177,7 @@ def test_a_rule_reading_a_relation_no_triple_has_is_named(tmp_path):
     """)
     with pytest.raises(KgsynthError) as info:
         synthesize(kg, CONFIG, tmp_path / "out")
-    assert str(info.value) == ("the graph gives no scenario for the configured shapes, difficulties and formats: rule_application: "
-                               "no subgraph (<http://v.example/salary>, an input of rule <http://v.example/tax>, is in no triple)")
+    assert str(info.value) == "rule <http://v.example/tax>: its 'amount' relation <http://v.example/salary> is in no triple of the graph"
 
 
 def test_a_graph_of_homonyms_says_so(tmp_path):

@@ -153,7 +153,7 @@ def when(term: ox.Literal) -> dt.date | int | None:
         year = int(match.group(1)) if match else None
     else:
         number_ = number(term)
-        if number_ is None or (number_ < 0 and number_ != number_.to_integral_value()):
+        if number_ is None or number_.adjusted() > 4 or (number_ < 0 and number_ != number_.to_integral_value()):
             return None
         year = int(number_.to_integral_value(rounding=ROUND_FLOOR))
     return year if year is not None and year <= MAX_YEAR else None  # as the engine: a later year is a placeholder

@@ -147,6 +147,8 @@ def _render(node: Node, fact: Fact, scenario: Scenario, lang: str, value: object
     if isinstance(value, int | Decimal):
         if fact.role in _MONEY_ROLES and unit in CURRENCIES:
             return locale.format_money(Decimal(value), unit, lang)
+        if fact.role == "amount" and scenario.rule.source_unit:  # a conversion's input says what it converts from
+            return locale.format_quantity(value, scenario.rule.source_unit, lang)
         return locale.format_number(value, lang)
     if isinstance(value, dt.datetime):
         return locale.format_date(value.date(), lang)
@@ -394,13 +396,16 @@ def _confusable_facts(scenario: Scenario, lang: str, others: Sequence[Scenario],
     """(the noun with its subject, value, whole yes/no sentence, value as data) of each fact
     of ``others`` that the topic's relations share and whose value the dialogue would not
     also give the topic, nor a slip (``misstated``) say."""
-    relations = {f.relation.value for f in scenario.facts}
+    # a value of the topic's kind: a rule reading years says the topic's 1912.67 as 1912, so
+    # another entity's 1952.25 is no confusable (its value would give itself away)
+    kinds = {f.relation.value: type(f.object.python) for f in scenario.facts}
     gold = scenario.gold[lang]
     texts = {*(render_value(f, scenario, lang) for f in scenario.facts), *([gold] if isinstance(gold, str) else gold)}
     numbers = frozenset().union(*map(numbers_in, texts))  # "150,000" and "150,000 roubles" are one value
     objects = {f.object.python for f in scenario.facts if not isinstance(f.object.python, bool)}
     return [said for other in others for relation, said, value_numbers in _facts_of_entity(other, lang)
-            if relation in relations and said[1] not in texts and said[3] not in objects and said[3] not in misstated
+            if type(said[3]) is kinds.get(relation) and said[1] not in texts and said[3] not in objects
+            and said[3] not in misstated
             and not numbers & value_numbers]
 
 

@@ -88,7 +88,7 @@ def _prototype_row() -> dict:
         answer_format=AnswerFormat.number,
         constraints=Constraints(
             tolerance=Decimal(0), unit="x", rounding=0, range=(Decimal(0), Decimal(1)), max_words=1,
-            choices=Choices(en=("x",), ru=("x",)), day_count=True, years="calendar",
+            choices=Choices(en=("x",), ru=("x",)), day_count=True, years="calendar", signed=True,
         ),
         gold="x",
         gold_aliases=["x"],

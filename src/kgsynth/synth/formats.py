@@ -96,6 +96,7 @@ class Constraints(BaseModel):
     choices: Choices | None = None
     day_count: bool = False
     years: Literal["calendar", "completed", "century", "decade"] | None = None
+    signed: bool = False  # the answer may be negative: the instruction says a negative half goes down
 
     @model_validator(mode="after")
     def _range_ordered(self) -> Constraints:
@@ -726,10 +727,17 @@ _UNITS = {
     "ru": {"RUB": "рублях", "USD": "долларах США", "EUR": "евро", "days": "днях", "nights": "ночах", "points": "баллах",
            "years": "годах", "ft": "футах", "in": "дюймах", "mi": "милях", "lb": "фунтах", "°F": "градусах Фаренгейта",
            "mi²": "квадратных милях", "m": "метрах", "km": "километрах", "kg": "килограммах",
-           "km²": "квадратных километрах", "°C": "градусах Цельсия", "people/km²": "людях на квадратный километр",
+           "km²": "квадратных километрах", "°C": "градусах Цельсия", "people/km²": "жителях на квадратный километр",
            "%": "процентах", "cm": "сантиметрах", "m²": "квадратных метрах", "ft²": "квадратных футах",
            "ha": "гектарах", "acre": "акрах"},
 }
+
+
+# Units that are a count per something: Russian says «числом жителей на ...», not «в людях на ...».
+_RU_COUNTS_PER_UNIT = {"people/km²": "Ответьте только числом жителей на квадратный километр"}
+
+
+KNOWN_UNITS = frozenset(_UNITS["en"])
 
 
 def unit_words(unit: str | None, lang: str) -> str:
@@ -737,17 +745,20 @@ def unit_words(unit: str | None, lang: str) -> str:
     return _UNITS[lang].get(unit, unit) if unit else ""
 
 
-def _rounding_phrase(rounding: int | None, lang: str) -> str:
-    """How to round, with the tie rule: the engine rounds half-up, so 164.50 is 165, never 164."""
+def _rounding_phrase(rounding: int | None, lang: str, signed: bool = False) -> str:
+    """How to round, with the tie rule: the engine rounds half away from zero, so 164.50 is
+    165, never 164, and, for an answer that may be negative, -0.05 is -0.1."""
     if rounding is None:
         return ""
     if lang == "en":
         places = "whole units" if rounding == 0 else f"{rounding} decimal place{'' if rounding == 1 else 's'}"
-        return f", rounded to {places} (halves are rounded up)"
+        halves = "halves are rounded away from zero" if signed else "halves are rounded up"
+        return f", rounded to {places} ({halves})"
     digits = plural_ru(rounding, "знака", "знаков", "знаков")
     places = "целых" if rounding == 0 else f"{rounding} {digits} после запятой"
     half = "0,5" if rounding == 0 else f"0,{'0' * rounding}5"
-    return f", округлив до {places} ({half} — в большую сторону)"
+    side = f"{half} и −{half} — дальше от нуля" if signed else f"{half} — в большую сторону"
+    return f", округлив до {places} ({side})"
 
 
 def _day_count_instruction(unit: str | None, lang: str) -> str:
@@ -810,7 +821,7 @@ def format_instruction(fmt: AnswerFormat, constraints: Constraints, lang: str) -
     check_lang(lang)
     c = constraints
     unit = _UNITS[lang].get(c.unit, c.unit) if c.unit else None
-    r = _rounding_phrase(c.rounding, lang)
+    r = _rounding_phrase(c.rounding, lang, c.signed)
     en = lang == "en"
     choices = getattr(c.choices, lang) if c.choices else ()
     if fmt is AnswerFormat.yes_no:
@@ -830,6 +841,7 @@ def format_instruction(fmt: AnswerFormat, constraints: Constraints, lang: str) -
             head = f"Answer with the value in {unit} as a number only" if unit else "Answer with a number only"
             return f"{head}, without units or words{r}."
         head = f"Ответьте значением в {unit} только числом" if unit else "Ответьте только числом"
+        head = _RU_COUNTS_PER_UNIT.get(c.unit, head)
         return f"{head}, без единиц измерения и слов{r}."
     if fmt is AnswerFormat.percent:
         if en:

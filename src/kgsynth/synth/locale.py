@@ -82,6 +82,20 @@ def format_number(value: Decimal | int, lang: str, places: int | None = None) ->
     return sign + whole + (point + frac if frac else "")
 
 
+# How a measure's unit is written after its number; a unit not listed is written as given.
+_UNIT_SYMBOLS = {
+    "en": {"acre": "acres"},
+    "ru": {"m": "м", "cm": "см", "km": "км", "kg": "кг", "km²": "км²", "m²": "м²", "ha": "га", "ft": "фт",
+           "in": "дюйм.", "mi": "мил.", "lb": "фунт.", "mi²": "кв. мил.", "ft²": "кв. фт", "acre": "акр."},
+}
+
+
+def format_quantity(value: Decimal | int, unit: str, lang: str) -> str:
+    """A measure with its unit: en ``1.85 m``, ru ``1,85 м``."""
+    check_lang(lang)
+    return f"{format_number(value, lang)}\u00a0{_UNIT_SYMBOLS[lang].get(unit, unit)}"
+
+
 def format_money(value: Decimal | int, unit: str | None, lang: str) -> str:
     """Money as written in text: en ``$15,600`` / ``15,600 roubles``; ru ``15 600 руб.``.
 

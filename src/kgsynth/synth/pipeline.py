@@ -73,10 +73,11 @@ from kgsynth.synth.export import (
     split_lines,
     write_json_atomic,
 )
-from kgsynth.synth.formats import has_word
+from kgsynth.synth.formats import KNOWN_UNITS, has_word
 from kgsynth.synth.item import Item, make_item
 from kgsynth.synth.llm_dialogue import STAGE as VERBALISE
 from kgsynth.synth.llm_dialogue import Draft, LLMVerbaliser
+from kgsynth.synth.rules import check_rules
 from kgsynth.synth.scenario import Scenario, ScenarioBuilder, cell_key
 
 Progress = Callable[[int, int], None]  # (items kept so far, items wanted)
@@ -263,6 +264,8 @@ def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Pro
     rules = load_rules(kg)
     if Shape.rule_application in config.sampling.shapes and not rules:
         raise KgsynthError("the graph has no kgs:Rule resources; load a rules file or drop rule_application from the shapes")
+    if Shape.rule_application in config.sampling.shapes:
+        check_rules(kg, rules, KNOWN_UNITS)
     triples = _triples(kg)  # a full count: once per run
     run_key = _run_key(config, triples, kg.fingerprint)
     result = _finished(out, run_key) or _run(kg, config, out, rules, triples, run_key, progress)

@@ -50,10 +50,10 @@ _RULE_QUESTIONS = {
                         "На какой век приходится {date} {entity:gent}?"),
     Operation.decade: ("In which decade did the {date} of {entity} fall?",
                        "На какое десятилетие приходится {date} {entity:gent}?"),
-    Operation.leap_year: ("Was the year of the {date} of {entity} a leap year?",
+    Operation.leap_year: ("Was the {date} of {entity} in a leap year?",
                           "Високосный ли год, на который приходится {date} {entity:gent}?"),
     Operation.unit_conversion: ("What is the {amount} of {entity} in {unit}?", "Сколько составляет {amount} {entity:gent} в {unit}?"),
-    Operation.count: ("How many {member:plur} does {entity} have?", "Сколько всего значений «{member}» у {entity:gent}?"),
+    Operation.count: ("How many different {member:plur} does {entity} have?", "Сколько всего значений «{member}» у {entity:gent}?"),
     Operation.total: ("What is the total of every {member} of {entity}?", "Какова сумма всех значений «{member}» у {entity:gent}?"),
     Operation.maximum: ("What is the largest {member} of {entity}?", "Каково наибольшее значение «{member}» у {entity:gent}?"),
     Operation.earliest: ("What is the earliest {member} of {entity}?", "Каково самое раннее значение «{member}» у {entity:gent}?"),
@@ -100,8 +100,13 @@ def _role_noun(noun: str, form: str, lang: str) -> str:
 
 
 def english_plural(noun: str) -> str:
-    """The plural of an English noun phrase's last word ("spoken language" -> "spoken languages");
-    a word already plural ("films", FB15k-237's relation names) stays."""
+    """The plural of an English noun phrase's head ("spoken language" -> "spoken languages",
+    "country of citizenship" -> "countries of citizenship"); a head already plural ("films",
+    FB15k-237's relation names) stays."""
+    for joint in (" of ", " in "):
+        if joint in noun:
+            head, rest = noun.split(joint, 1)
+            return f"{english_plural(head)}{joint}{rest}"
     head, _, last = noun.rpartition(" ")
     if last.endswith("s") and not last.endswith(("ss", "us", "is")):
         plural = last

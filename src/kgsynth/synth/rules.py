@@ -13,7 +13,7 @@ import calendar
 import datetime as dt
 import operator
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import (
     MAX_EMAX,
     MAX_PREC,
@@ -40,7 +40,7 @@ from kgsynth.kg.vocab import XSD, Bracket, Comparison, Operation, Rule, RuleKind
 if TYPE_CHECKING:
     from kgsynth.queries import Subgraph
 
-__all__ = ["RuleEvaluationError", "RuleOutcome", "evaluate", "evaluate_subgraph", "fixed_point", "plain"]
+__all__ = ["RuleEvaluationError", "RuleOutcome", "check_rules", "evaluate", "evaluate_subgraph", "fixed_point", "plain"]
 
 # Wide enough that addition, subtraction and multiplication of finite decimals are exact.
 _EXACT = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN, rounding=ROUND_HALF_UP)
@@ -321,8 +321,8 @@ def _year_number(lexical: str) -> int | None:
         number = Decimal(lexical)
     except InvalidOperation:
         return None
-    if not number.is_finite() or (number < 0 and number != number.to_integral_value()):
-        return None
+    if not number.is_finite() or number.adjusted() > 4 or (number < 0 and number != number.to_integral_value()):
+        return None  # more than five digits before the point is no year (and 1e400000 takes seconds to expand)
     year = int(number.to_integral_value(rounding=ROUND_FLOOR))
     return year if year <= MAX_YEAR else None
 
@@ -772,3 +772,50 @@ _OPERATIONS: dict[Operation, Callable[[Rule, Mapping[str, Sequence[Term]]], Rule
     Operation.maximum: _maximum,
     Operation.earliest: _earliest,
 }
+
+
+# ------------------------------------------------------------------------------ rules against a graph
+_DATES = frozenset({XSD + "date", XSD + "dateTime"})
+_NUMBERS = frozenset(NUMERIC_TYPES)
+_YEARS = _DATES | {XSD + "gYear"} | _NUMBERS
+_DAY_PRECISE = frozenset({Operation.day_of_week, Operation.date_after, Operation.days_between, Operation.within_days,
+                          Operation.deadline})
+_IRI = "urn:kgsynth:iri"
+_DATATYPES = f"""SELECT ?datatype (COUNT(*) AS ?n) WHERE {{
+  ?s ?relation ?o . BIND(IF(isLiteral(?o), DATATYPE(?o), <{_IRI}>) AS ?datatype)
+}} GROUP BY ?datatype"""
+
+
+def check_rules(kg, rules: Mapping[str, Rule], known_units: Iterable[str]) -> None:
+    """Refuse, in one line naming the rule, a rule the graph cannot answer at all: an input
+    relation no triple has, an input whose every value has the wrong type (a date rule on an
+    order number), or a conversion between units nobody knows (``known_units``).
+
+    Raises:
+        RuleEvaluationError: the first such rule.
+    """
+    known = frozenset(known_units)
+    for rule in rules.values():
+        for unit in (rule.source_unit, rule.unit) if rule.operation is Operation.unit_conversion else ():
+            if unit not in known:
+                _fail(rule, f"unit {unit!r} is not one kgsynth knows ({', '.join(sorted(known))})")
+        for rule_input in rule.inputs:
+            wanted = _wanted_types(rule, rule_input.role)
+            found = {row[0].value: int(row[1].value) for row in kg.select(_DATATYPES.replace("?relation", f"<{rule_input.relation}>"))}
+            if not found:
+                _fail(rule, f"its {rule_input.role!r} relation <{rule_input.relation}> is in no triple of the graph")
+            if wanted is not None and not wanted & found.keys():
+                kinds = ", ".join(sorted(local_name(d) if d != _IRI else "IRIs" for d in found))
+                _fail(rule, f"its {rule_input.role!r} relation <{rule_input.relation}> has {kinds} values, not {_NAMES[wanted]}")
+
+
+def _wanted_types(rule: Rule, role: str) -> frozenset[str] | None:
+    """The datatypes a role's value may have (None: any value, as a condition or a counted member)."""
+    if role == "condition" or (role == "member" and rule.operation is Operation.count):
+        return None
+    if role in ("start", "end", "date") or (role == "member" and rule.operation is Operation.earliest):
+        return _DATES if rule.operation in _DAY_PRECISE else _YEARS
+    return _NUMBERS
+
+
+_NAMES = {_DATES: "dates", _YEARS: "dates or years", _NUMBERS: "numbers"}

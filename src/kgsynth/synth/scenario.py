@@ -401,7 +401,9 @@ class ScenarioBuilder:
     def _constraints_of(self, rule: Rule, calendar_years: bool) -> Constraints:
         op = rule.operation
         if op in _AMOUNTS or op is Operation.percent_change:
-            return Constraints(unit=rule.unit, rounding=rule.rounding)
+            # a difference or a change can be negative: the instruction then says how a negative half rounds
+            signed = op in (Operation.difference, Operation.percent_change, Operation.ratio)
+            return Constraints(unit=rule.unit, rounding=rule.rounding, signed=signed)
         if op is Operation.days_between:
             # the instruction says how the engine counts (end minus start): 19 to 21 September is 2, not 3
             return Constraints(unit=rule.unit or "days", rounding=0, day_count=True)
