@@ -640,7 +640,9 @@ def _interrupt_when(command: list[str], cwd: Path, ready: Callable[[], bool], en
 
 def test_ctrl_c_during_synth_says_where_it_stopped_and_the_same_command_resumes(tmp_path):
     out = tmp_path / "out"
-    command = ["synth", "--graph", str(DEMO), "--n", "2400", "--out", str(out)]
+    # every shape: about 2 s of wording on this machine to interrupt in (rule items alone took 1 s,
+    # too short a window for a busy CI machine)
+    command = ["synth", "--graph", str(DEMO), "--config", str(ROOT / "configs" / "all_shapes.toml"), "--n", "4000", "--out", str(out)]
     work = out / ".work"  # the items kept so far; interrupted once it holds some
 
     def some_kept() -> bool:
@@ -662,7 +664,7 @@ def test_ctrl_c_during_eval_says_how_many_answers_are_kept(tiny_dataset, tmp_pat
     from llm_fault_injector import FaultInjectingServer
 
     def slow_reply(body: dict) -> str:
-        time.sleep(0.15)
+        time.sleep(0.5)  # 16 answers: 8 s to interrupt in, even on a busy CI machine
         return "42"
 
     out = tmp_path / "eval"
