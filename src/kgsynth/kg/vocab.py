@@ -199,7 +199,7 @@ class Rule(_Frozen):
     factor: Decimal | None = None  # conversion: amount x factor / divisor + offset
     divisor: Decimal | None = None
     offset: Decimal | None = None
-    source_unit: str | None = None  # conversion: the unit the input is in
+    source_unit: str | None = None  # the unit of a conversion's amount or a ratio's denominator
     days: int | None = None  # DateAfter: start + days, or start + months
     months: int | None = None
     origin: RuleOrigin = RuleOrigin.invented

@@ -243,7 +243,7 @@ def ratio_rules(relations: list[Relation], values: Values, library: Library) -> 
                 coverage = sum(1 for s in tops if bottoms.get(s, 0) != 0)
                 factor = ratio.denominator_factors[bottom.unit.code]
                 parameters = [("factor", factor)] if factor != 1 else []
-                parameters += [("rounding", ratio.rounding), ("unit", ratio.unit)]
+                parameters += [("rounding", ratio.rounding), ("unit", ratio.unit), ("sourceUnit", bottom.unit.code)]
                 yield Proposal(family="ratio", kind="Arithmetic", operation="Ratio", name=f"{ratio.slug}-of-{{}}-per-{{}}",
                                named=(top.iri, bottom.iri),
                                inputs=(Input("numerator", top.iri), Input("denominator", bottom.iri)),

@@ -52,6 +52,7 @@ TurnKind = Literal[
 Position = Literal["spread", "start", "middle", "end"]
 _WORD_RUN = re.compile(r"\w+")
 _MONEY_ROLES = frozenset({"amount", "limit", "threshold"})
+_MEASURED_ROLES = frozenset({"amount", "denominator"})  # the input kgs:sourceUnit names the unit of
 
 
 def count_tokens(text: str) -> int:
@@ -147,7 +148,7 @@ def _render(node: Node, fact: Fact, scenario: Scenario, lang: str, value: object
     if isinstance(value, int | Decimal):
         if fact.role in _MONEY_ROLES and unit in CURRENCIES:
             return locale.format_money(Decimal(value), unit, lang)
-        if fact.role == "amount" and scenario.rule.source_unit:  # a conversion's input says what it converts from
+        if fact.role in _MEASURED_ROLES and scenario.rule.source_unit:  # a conversion's input, a ratio's denominator
             return locale.format_quantity(value, scenario.rule.source_unit, lang)
         return locale.format_number(value, lang)
     if isinstance(value, dt.datetime):
