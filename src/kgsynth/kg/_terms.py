@@ -7,8 +7,9 @@ term's ``str()`` is its N-Triples form with all escaping done by pyoxigraph.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable, Sequence
-from decimal import Decimal
+from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 from urllib.parse import unquote
 
 from pyoxigraph import BlankNode, Literal, NamedNode
@@ -54,6 +55,54 @@ def to_python(lexical: str, datatype: str | None) -> object:
     except (ValueError, ArithmeticError):
         return lexical
     return lexical
+
+
+_DATE = re.compile(r"(-?\d{4,}-\d{2}-\d{2})(Z|[+-]\d{2}:\d{2})?")
+_YEAR = re.compile(r"(-?\d{4,})(Z|[+-]\d{2}:\d{2})?")
+# A later "year" is a placeholder, not a date: Freebase writes 10000 for a series still running.
+MAX_YEAR = 9999
+
+
+def literal_date(lexical: str, datatype: str) -> dt.date | None:
+    """The calendar date of an xsd:date or xsd:dateTime as written (a timezone is not
+    applied), or None if ill-typed or of another datatype."""
+    if datatype == XSD + "dateTime":
+        value = to_python(lexical, datatype)
+        return value.date() if isinstance(value, dt.datetime) else None
+    match = _DATE.fullmatch(lexical.strip()) if datatype == XSD + "date" else None
+    try:
+        return dt.date.fromisoformat(match.group(1)) if match else None
+    except ValueError:
+        return None
+
+
+def date_or_year(term: Literal) -> dt.date | int | None:
+    """A literal read as a date (xsd:date, xsd:dateTime) or a year (int): an xsd:gYear, or a
+    number by its integer part (FB15k-237's 1912.66666667 is 1912). None for anything else,
+    for a negative number with a fraction (whether -43.5 is in the year -43 or -44 depends on
+    how it was encoded) and for a year after :data:`MAX_YEAR`. The rule engine and
+    ``kgsynth rules suggest`` read dates and years through this one function."""
+    datatype, lexical = term.datatype.value, term.value.strip()
+    if datatype in (XSD + "date", XSD + "dateTime"):
+        return literal_date(lexical, datatype)
+    if datatype == XSD + "gYear":
+        match = _YEAR.fullmatch(lexical)
+        year = int(match.group(1)) if match else None
+    elif datatype in NUMERIC_TYPES:
+        year = _year_of_number(lexical)
+    else:
+        return None
+    return year if year is not None and year <= MAX_YEAR else None
+
+
+def _year_of_number(lexical: str) -> int | None:
+    try:
+        number = Decimal(lexical)
+    except InvalidOperation:
+        return None
+    if not number.is_finite() or number.adjusted() > 4 or (number < 0 and number != number.to_integral_value()):
+        return None  # more than five digits before the point is no year (and 1e400000 takes seconds to expand)
+    return int(number.to_integral_value(rounding=ROUND_FLOOR))
 
 
 def local_name(iri: str) -> str:

@@ -13,13 +13,13 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from decimal import ROUND_FLOOR, Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation
 from itertools import pairwise
 
 import pyoxigraph as ox
 
 from kgsynth.kg import local_name
-from kgsynth.kg._terms import NUMERIC_TYPES
+from kgsynth.kg._terms import NUMERIC_TYPES, date_or_year
 from kgsynth.kg.vocab import XSD
 from kgsynth.rulebook._library import Concept, Library, Unit
 from kgsynth.rulebook._profile import RelationProfile
@@ -27,8 +27,6 @@ from kgsynth.rulebook._profile import RelationProfile
 DATE_TYPES = (XSD + "date", XSD + "dateTime")
 YEAR_TYPES = (XSD + "gYear",)
 MOSTLY = 0.9  # a relation is of a type when this share of its values is
-_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
-_YEAR = re.compile(r"(-?\d{4,})(Z|[+-]\d{2}:\d{2})?")
 _CAMEL = re.compile(r"(?<=[a-zа-яё0-9])(?=[A-ZА-ЯЁ])")
 
 
@@ -135,28 +133,10 @@ def _unit(profile: RelationProfile, texts: tuple[str, ...], library: Library,
 
 
 # ---------------------------------------------------------------------------- values
-MAX_YEAR = 9999  # Freebase's 10000 stands for "still running"
-
-
 def when(term: ox.Literal) -> dt.date | int | None:
-    """A date (xsd:date, xsd:dateTime) or a year (xsd:gYear; a number's integer part); None
-    for anything else, and for a negative number with a fraction (-43.5: which year?)."""
-    datatype, lexical = term.datatype.value, term.value.strip()
-    if datatype in DATE_TYPES:
-        match = _DATE.match(lexical)
-        try:
-            return dt.date.fromisoformat(match.group(1)) if match else None
-        except ValueError:
-            return None
-    if datatype in YEAR_TYPES:
-        match = _YEAR.fullmatch(lexical)
-        year = int(match.group(1)) if match else None
-    else:
-        number_ = number(term)
-        if number_ is None or number_.adjusted() > 4 or (number_ < 0 and number_ != number_.to_integral_value()):
-            return None
-        year = int(number_.to_integral_value(rounding=ROUND_FLOOR))
-    return year if year is not None and year <= MAX_YEAR else None  # as the engine: a later year is a placeholder
+    """A date or a year as the rule engine reads it (:func:`~kgsynth.kg._terms.date_or_year`),
+    so a rule's coverage is what the engine answers."""
+    return date_or_year(term)
 
 
 def number(term: ox.Literal) -> Decimal | None:

@@ -12,14 +12,12 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import operator
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import (
     MAX_EMAX,
     MAX_PREC,
     MIN_EMIN,
     ROUND_DOWN,
-    ROUND_FLOOR,
     ROUND_HALF_UP,
     Context,
     Decimal,
@@ -34,7 +32,7 @@ import pyoxigraph as ox
 from pydantic import BaseModel, ConfigDict
 
 from kgsynth.errors import KgsynthError
-from kgsynth.kg._terms import NUMERIC_TYPES, Term, local_name, to_python
+from kgsynth.kg._terms import NUMERIC_TYPES, Term, date_or_year, literal_date, local_name, to_python
 from kgsynth.kg.vocab import XSD, Bracket, Comparison, Operation, Rule, RuleKind
 
 if TYPE_CHECKING:
@@ -44,8 +42,6 @@ __all__ = ["RuleEvaluationError", "RuleOutcome", "check_rules", "evaluate", "eva
 
 # Wide enough that addition, subtraction and multiplication of finite decimals are exact.
 _EXACT = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN, rounding=ROUND_HALF_UP)
-_DATE = re.compile(r"(-?\d{4,}-\d{2}-\d{2})(Z|[+-]\d{2}:\d{2})?")
-_YEAR = re.compile(r"(-?\d{4,})(Z|[+-]\d{2}:\d{2})?")
 # A quotient keeps at least this many significant digits (more when the rounding place is further).
 _DIVISION_DIGITS = 60
 _GREGORIAN = 1583  # the first full year of the Gregorian calendar
@@ -271,60 +267,18 @@ def _date(rule: Rule, values: Mapping[str, Sequence[Term]], role: str) -> dt.dat
         _fail(rule, f"date role {role!r} has {len(terms)} values")
     term = terms[0]
     if isinstance(term, ox.Literal) and term.datatype.value in (XSD + "date", XSD + "dateTime"):
-        day = _parse_date(term.value, term.datatype.value)
+        day = literal_date(term.value, term.datatype.value)
         if day is not None:
             return day
     _fail(rule, f"role {role!r} value {term} is not an xsd:date or xsd:dateTime")
 
 
-def _parse_date(lexical: str, datatype: str) -> dt.date | None:
-    """The calendar date as written (a timezone is not applied), or None if ill-typed."""
-    if datatype == XSD + "dateTime":
-        value = to_python(lexical, datatype)
-        return value.date() if isinstance(value, dt.datetime) else None
-    match = _DATE.fullmatch(lexical.strip())
-    try:
-        return dt.date.fromisoformat(match.group(1)) if match else None
-    except ValueError:
-        return None
-
-
-# A later "year" is a placeholder, not a date: Freebase writes 10000 for a series still running.
-MAX_YEAR = 9999
-
-
 def _when(rule: Rule, role: str, term: Term) -> dt.date | int:
-    """A date-or-year value: a date (xsd:date, xsd:dateTime) or a year (int).
-
-    A year is an xsd:gYear or a number read by its integer part (FB15k-237's 1912.66666667
-    is 1912). A negative number with a fraction is refused: whether -43.5 is in the year
-    -43 or -44 depends on how it was encoded; so is a year after 9999 (a placeholder).
-    """
-    if isinstance(term, ox.Literal):
-        datatype, lexical = term.datatype.value, term.value.strip()
-        if datatype in (XSD + "date", XSD + "dateTime"):
-            day = _parse_date(lexical, datatype)
-            if day is not None:
-                return day
-        elif datatype == XSD + "gYear" and (match := _YEAR.fullmatch(lexical)) and int(match.group(1)) <= MAX_YEAR:
-            return int(match.group(1))
-        elif datatype in NUMERIC_TYPES:
-            year = _year_number(lexical)
-            if year is not None:
-                return year
-    _fail(rule, f"role {role!r} value {term} is not a date or a year")
-
-
-def _year_number(lexical: str) -> int | None:
-    """The year of a number (its integer part), or None for a non-number or a negative fraction."""
-    try:
-        number = Decimal(lexical)
-    except InvalidOperation:
-        return None
-    if not number.is_finite() or number.adjusted() > 4 or (number < 0 and number != number.to_integral_value()):
-        return None  # more than five digits before the point is no year (and 1e400000 takes seconds to expand)
-    year = int(number.to_integral_value(rounding=ROUND_FLOOR))
-    return year if year <= MAX_YEAR else None
+    """A date-or-year value (:func:`~kgsynth.kg._terms.date_or_year`), or the one-line error."""
+    value = date_or_year(term) if isinstance(term, ox.Literal) else None
+    if value is None:
+        _fail(rule, f"role {role!r} value {term} is not a date or a year")
+    return value
 
 
 def _year(when: dt.date | int) -> int:

@@ -39,6 +39,7 @@ from typing import Any, Literal, NamedTuple, Self
 from pydantic import BaseModel, ConfigDict
 
 from kgsynth.kg import KnowledgeGraph, local_name
+from kgsynth.kg._terms import date_or_year
 from kgsynth.kg.vocab import SET_OPERATIONS, Operation, Rule, WorldKnowledge
 from kgsynth.queries import Fact, Node, Shape, Subgraph, share_field_names
 from kgsynth.synth.formats import AnswerFormat, Choices, Constraints, canonical_gold, class_aliases
@@ -506,10 +507,12 @@ def _years_as_years(rule: Rule, facts: tuple[Fact, ...]) -> tuple[Fact, ...]:
 
 
 def _as_year(fact: Fact) -> Fact:
-    value = fact.object.python
-    if fact.object.datatype == _GYEAR or not isinstance(value, int | Decimal | float) or isinstance(value, bool):
+    if fact.object.kind != "literal" or fact.object.datatype == _GYEAR:
         return fact
-    year = str(int(Decimal(str(value)).to_integral_value(rounding="ROUND_FLOOR")))
+    read = date_or_year(fact.object.term())  # as the engine read it
+    if not isinstance(read, int):
+        return fact  # a date is said as a date
+    year = str(read)
     node = Node(kind="literal", value=year, datatype=_GYEAR, lang=None, label=year, labels={})
     return fact.model_copy(update={"object": node})
 
