@@ -114,30 +114,42 @@ class _Rule:
         op = self.get("operation")
         return local_name(op) if op is not None else DEFAULT_OPERATION[local_name(self.get("kind"))]
 
-    def inputs(self) -> dict[str, tuple[str, bool]]:
-        """relation IRI -> (role, whether its values are summed)."""
+    def inputs(self) -> dict[tuple[str, str | None], tuple[str, bool]]:
+        """(relation IRI, its kgs:via IRI or None) -> (role, whether its values are summed)."""
         found = {}
         for d in self.all("input"):
-            relation = str(self.get("relation", d))
-            if relation in found:
-                raise GoldCheckError(f"relation {relation} feeds two inputs")
-            found[relation] = (str(self.get("role", d)), self.get("aggregate", d) in (KGS.Sum, KGS.All))
+            via = self.get("via", d)
+            key = (str(self.get("relation", d)), str(via) if via is not None else None)
+            if key in found:
+                raise GoldCheckError(f"relation {key[0]} feeds two inputs")
+            found[key] = (str(self.get("role", d)), self.get("aggregate", d) in (KGS.Sum, KGS.All))
         return found
 
 
 class _Facts:
-    """The item's source triples, grouped by the role the rule gives their relation."""
+    """The item's source triples, grouped by the role the rule gives their relation. The
+    entity is the one subject no triple points at; a triple about another subject is read on
+    the bridge the entity links to by an input's kgs:via."""
 
     def __init__(self, rule: _Rule, source_triples: list[str]):
         g = rdflib.Graph()
         g.parse(data="\n".join(source_triples), format="nt")
         inputs = rule.inputs()
+        vias = {via for _, via in inputs if via is not None}
+        entities = set(g.subjects()) - set(g.objects())
+        if len(entities) != 1:
+            raise GoldCheckError(f"the triples have {len(entities)} subjects no triple points at, expected one entity")
+        (entity,) = entities
+        bridges = {o: str(p) for s, p, o in g if s == entity and str(p) in vias}
         self.values: dict[str, list] = {}
         self.summed: set[str] = set()
-        for _, p, o in g:  # rdflib sets drop exact duplicate triples, as RDF does
-            if str(p) not in inputs:
-                raise GoldCheckError(f"triple with relation {p} is no input of the rule")
-            role, summed = inputs[str(p)]
+        for s, p, o in g:  # rdflib sets drop exact duplicate triples, as RDF does
+            if s == entity and str(p) in vias and o in bridges:
+                continue  # the link to the bridge
+            key = (str(p), None if s == entity else bridges.get(s))
+            if key not in inputs:
+                raise GoldCheckError(f"triple {s} {p} {o} is no input of the rule")
+            role, summed = inputs[key]
             self.values.setdefault(role, []).append(o)
             if summed:
                 self.summed.add(role)

@@ -6,6 +6,7 @@ independent gold checker, never read from the pipeline."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections import Counter, defaultdict
 from decimal import Decimal
@@ -71,7 +72,7 @@ def _branch(item, rules_graph) -> str:
 
 def _on_the_edge(item, rules_graph) -> bool:
     """An amount equal to a bracket's lower bound or a constant threshold, a day count
-    equal to the window: where ">" and ">=" part ways."""
+    equal to the window, an age counted on the birthday itself: where ">" and ">=" part ways."""
     rule = _Rule(item.metadata.rule_iri, rules_graph)
     facts = _Facts(rule, list(item.metadata.source_triples))
     edges = {Decimal(str(b.toPython())) for bracket in rule.all("bracket") for b in rule.all("lowerBound", bracket)}
@@ -84,6 +85,10 @@ def _on_the_edge(item, rules_graph) -> bool:
             return True
     if facts.has("start") and facts.has("end") and rule.get("maxDays") is not None:
         return (facts.one("end").toPython() - facts.one("start").toPython()).days == int(rule.get("maxDays").toPython())
+    if facts.has("start") and facts.has("end") and rule.operation == "YearsBetween":  # the anniversary itself
+        start, end = facts.one("start").toPython(), facts.one("end").toPython()
+        return isinstance(start, dt.date) and isinstance(end, dt.date) and start != end and (
+            (start.month, start.day) == (end.month, end.day))
     return False
 
 

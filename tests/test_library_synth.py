@@ -72,7 +72,24 @@ ex:r-max a kgs:Rule ; kgs:origin kgs:Library ; kgs:kind kgs:Aggregate ; kgs:oper
   kgs:input [ kgs:role "member" ; kgs:relation ex:score ; kgs:aggregate kgs:All ] .
 ex:r-earliest a kgs:Rule ; kgs:origin kgs:Library ; kgs:kind kgs:Aggregate ; kgs:operation kgs:Earliest ;
   kgs:input [ kgs:role "member" ; kgs:relation ex:award ; kgs:aggregate kgs:All ] .
+ex:director rdfs:label "director"@en, "режиссёр"@ru .
+ex:spouse rdfs:label "spouse"@en, "супруг"@ru .
+ex:released rdfs:label "release date"@en, "дата выхода"@ru .
+ex:r-age-at-release a kgs:Rule ; kgs:origin kgs:Library ; kgs:kind kgs:Interval ; kgs:operation kgs:YearsBetween ;
+  kgs:input [ kgs:role "start" ; kgs:relation ex:born ; kgs:via ex:director ] , [ kgs:role "end" ; kgs:relation ex:released ] .
+ex:r-older a kgs:Rule ; kgs:origin kgs:Library ; kgs:kind kgs:Interval ; kgs:operation kgs:YearsBetween ;
+  kgs:question "How many full years older is {entity} than the {bridge}?"@en,
+               "На сколько полных лет {entity} старше, чем {bridge} {entity:gent}?"@ru ;
+  kgs:input [ kgs:role "start" ; kgs:relation ex:born ] , [ kgs:role "end" ; kgs:relation ex:born ; kgs:via ex:spouse ] .
+ex:r-dow-director a kgs:Rule ; kgs:origin kgs:Library ; kgs:kind kgs:Calendar ; kgs:operation kgs:DayOfWeek ;
+  kgs:input [ kgs:role "date" ; kgs:relation ex:born ; kgs:via ex:director ] .
 """
+FILMS = ["The Quiet Harbour", "Northern Lights Over Ozyorsk", "A Winter in Vetluga", "The Glass Orchard",
+         "Seven Bridges", "The Salt Road", "Paper Cranes", "The Last Ferry", "Birch and Stone", "The Long Summer",
+         "Island of Clocks", "The Red Lantern Inn"]
+FILMS_RU = ["Тихая гавань", "Северное сияние над Озёрском", "Зима в Ветлуге", "Стеклянный сад", "Семь мостов",
+            "Соляной путь", "Бумажные журавли", "Последний паром", "Берёза и камень", "Долгое лето",
+            "Остров часов", "Трактир «Красный фонарь»"]
 # (first name, Russian first name, whether the surname takes the feminine -a)
 FIRST = [("Anna", "Анна", True), ("Boris", "Борис", False), ("Clara", "Клара", True), ("Denis", "Денис", False),
          ("Elena", "Елена", True), ("Fyodor", "Фёдор", False), ("Galina", "Галина", True), ("Igor", "Игорь", False),
@@ -107,6 +124,14 @@ def _facts(rng: random.Random) -> str:
         for language in rng.sample(["English", "German", "French", "Spanish"], rng.randrange(1, 4)):
             lines.append(f'  ex:language ex:lang-{language} ;')
         lines[-1] = lines[-1].rstrip(" ;") + " ."
+    people = len(FIRST) * len(LAST)
+    for i in range(0, people - 1, 2):  # married couples: each the other's spouse
+        lines.append(f"ex:p{i} ex:spouse ex:p{i + 1} . ex:p{i + 1} ex:spouse ex:p{i} .")
+    for k, (film, film_ru) in enumerate(zip(FILMS, FILMS_RU, strict=True)):
+        director = 5 * k
+        released = dt.date(1850, 1, 1) + dt.timedelta(days=rng.randrange(60_000, 90_000))
+        lines.append(f'ex:f{k} rdfs:label "{film}"@en, "{film_ru}"@ru ; ex:director ex:p{director} ; '
+                     f'ex:released "{released}"^^xsd:date .')
     for j, (town, town_ru) in enumerate(zip(TOWNS, TOWNS_RU, strict=True)):
         old = rng.randrange(5_000, 90_000)
         lines.append(f'ex:t{j} a ex:Town ; rdfs:label "{town}"@en, "{town_ru}"@ru ; ex:oldPopulation {old} ; '
@@ -232,6 +257,13 @@ def test_another_entitys_decimal_year_is_never_a_confusable_turn(tmp_path):
      "its 'date' relation <http://lib.example/language> has IRIs values, not dates"),
     ('kgs:kind kgs:Conversion ; kgs:factor 2 ; kgs:sourceUnit "furlong" ; kgs:unit "ft" ; '
      'kgs:input [ kgs:role "amount" ; kgs:relation ex:height ]', "unit 'furlong' is not one kgsynth knows"),
+    ('kgs:kind kgs:Calendar ; kgs:operation kgs:DayOfWeek ; kgs:input [ kgs:role "date" ; kgs:relation ex:born ; '
+     'kgs:via ex:height ]', "its 'date' kgs:via relation <http://lib.example/height> has decimal values, not IRIs (bridges)"),
+    ('kgs:kind kgs:Interval ; kgs:operation kgs:YearsBetween ; '
+     'kgs:input [ kgs:role "start" ; kgs:relation ex:born ; kgs:via ex:spouse ] , '
+     '[ kgs:role "end" ; kgs:relation ex:died ; kgs:via ex:director ]',
+     "its inputs go through 2 kgs:via relations (http://lib.example/director, http://lib.example/spouse); "
+     "a rule reads one bridge"),
 ])
 def test_a_rule_the_graph_cannot_answer_is_one_line_naming_it(tmp_path, capsys, rule, message):
     (tmp_path / "facts.ttl").write_text(_facts(random.Random(7)), encoding="utf-8")
@@ -241,3 +273,73 @@ def test_a_rule_the_graph_cannot_answer_is_one_line_naming_it(tmp_path, capsys, 
     err = capsys.readouterr().err.strip()
     assert code == 1 and err == f"error: rule <http://lib.example/r-bad>: {message}" + err.split(message, 1)[1]
     assert len(err.splitlines()) == 1
+
+
+BRIDGED = ("age-at-release", "older", "dow-director")
+
+
+def test_an_input_read_on_a_bridge_describes_the_bridge_and_never_names_it(library):
+    """"the date of birth of the director of The Quiet Harbour": the dialogue says who the
+    director is and the question only describes them, as a multi-hop question does."""
+    _, items, _ = library
+    bridged = [i for i in items if i.metadata.rule_iri.endswith(BRIDGED)]
+    assert {(i.metadata.rule_iri.rsplit("/r-", 1)[1], i.language) for i in bridged} == {
+        (rule, lang) for rule in BRIDGED for lang in ("en", "ru")}
+    for item in bridged:
+        link, = [t for t in item.metadata.source_triples if "/director>" in t or "/spouse>" in t]
+        bridge = link.split()[2]
+        assert any(t.startswith(bridge) for t in item.metadata.source_triples)  # a fact read on the bridge
+        assert item.metadata.bridged == 1
+        names = {"en": _label(bridge, "en"), "ru": _label(bridge, "ru")}
+        assert names[item.language] in item.transcript
+        surname = names[item.language].split()[1][:4]  # any case of «Орлова»
+        assert surname not in item.question, item.question
+        if not item.metadata.rule_iri.endswith("older"):
+            assert ("of the director of" if item.language == "en" else "режиссёра") in item.question
+
+
+def _label(iri: str, lang: str) -> str:
+    index = int(iri.rsplit("/p", 1)[1].rstrip(">"))
+    (first, first_ru, feminine), (last, last_ru) = FIRST[index // len(LAST)], LAST[index % len(LAST)]
+    return f"{first} {last}{'a' if feminine else ''}" if lang == "en" else f"{first_ru} {last_ru}{'а' if feminine else ''}"
+
+
+def test_years_older_is_asked_of_the_older_of_a_couple_only(tmp_path):
+    """A worked example: Boris Orlov, born 1 June 1957, is 2 full years older than his spouse
+    Anna Orlova, born 10 May 1960 (three calendar years, the third not reached by 10 May);
+    nothing is asked of Anna, whose spouse's birth is before her own."""
+    prefixes = "".join(line + "\n" for line in RULES.splitlines() if line.startswith("@prefix"))
+    older = "ex:r-older" + RULES.split("ex:r-older", 1)[1].split("ex:r-dow-director", 1)[0]
+    rule = prefixes + 'ex:spouse rdfs:label "spouse"@en, "супруг"@ru .\n' + older
+    (tmp_path / "rules.ttl").write_text(rule, encoding="utf-8")
+    (tmp_path / "facts.ttl").write_text("""@prefix ex: <http://lib.example/> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+ex:boris rdfs:label "Boris Orlov"@en, "Борис Орлов"@ru ; ex:born "1957-06-01"^^xsd:date ; ex:spouse ex:anna .
+ex:anna rdfs:label "Anna Orlova"@en, "Анна Орлова"@ru ; ex:born "1960-05-10"^^xsd:date ; ex:spouse ex:boris .
+""", encoding="utf-8")
+    kg = KnowledgeGraph.load(tmp_path)
+    builder = ScenarioBuilder(kg, load_rules(kg))
+    scenarios = [s for sg in sample_subgraphs(kg, "rule_application", limit=10, seed=0) for s in builder.build(sg)]
+    assert {(s.entity.label, s.gold["en"]) for s in scenarios} == {("Boris Orlov", "2")}
+    assert scenarios[0].question == {"en": "How many full years older is Boris Orlov than the spouse?",
+                                     "ru": "На сколько полных лет Борис Орлов старше, чем супруг Бориса Орлова?"}
+
+
+def test_a_misstated_year_is_said_as_the_slip_not_as_the_true_year(library):
+    """A year read from FB15k-237's 1912.67 is written as the xsd:gYear 1912; its slip
+    (1910) must be said as 1910: "the year of birth is 1912, not 1910", never "1912, not 1912"."""
+    _, items, _ = library
+    scenarios_seen = 0
+    for item in items:
+        if not item.metadata.rule_iri.endswith(("century", "decade", "years")):
+            continue
+        slips = [t for t in item.dialogue if t.kind == "misstatement"]
+        for turn in item.dialogue:
+            if turn.kind == "fact" and (", not " in turn.text or ", а не " in turn.text):
+                scenarios_seen += 1
+                (fact,) = turn.facts
+                value = item.metadata.fact_values[fact]
+                assert turn.text.count(value) == 1, turn.text
+                assert not any(value in slip.text for slip in slips), [s.text for s in slips]
+    assert scenarios_seen > 0

@@ -1,7 +1,8 @@
 """Property: the per-rule queries that anchored sampling runs return exactly what the
 generic rule_application template returns, also for rule descriptions the rule engine
-would reject (an input with several roles or relations, or with none; a rule without a
-kind or a class; IRI and literal roles); and that terms a query cannot hold (blank nodes,
+would reject (an input with several roles, relations or kgs:via bridges, or with none; a
+rule without a kind or a class; IRI and literal roles; bridges that are the entity itself,
+a blank node or a literal); and that terms a query cannot hold (blank nodes,
 the VALUES marker) make sampling fall back to the generic template."""
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from kgsynth.queries._rule_queries import rule_application_queries
 ENTITIES = [ox.NamedNode(f"http://t.example/e{i}") for i in range(5)]
 RELATIONS = [ox.NamedNode(f"http://t.example/r{i}") for i in range(3)]
 CLASS = ox.NamedNode("http://t.example/C")
-VALUES = [ox.Literal("1", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer")), ox.Literal("x"), ENTITIES[0]]
+VALUES = [ox.Literal("1", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#integer")), ox.Literal("x"),
+          ENTITIES[0], ENTITIES[1], ox.BlankNode("b")]
 ROLES = [ox.Literal("amount"), ox.Literal("limit", language="en"), ox.NamedNode("http://t.example/role")]
 TYPE = ox.NamedNode(RDF + "type")
 
@@ -50,6 +52,8 @@ def rule_graphs(draw):
             triples += [(node, _kgs("relation"), r) for r in draw(st.lists(st.sampled_from(RELATIONS), min_size=1, max_size=2, unique=True))]
             if draw(st.booleans()):
                 triples.append((node, _kgs("aggregate"), _kgs("Sum")))
+            # read on a bridge: usually one via, sometimes two (a description the engine rejects)
+            triples += [(node, _kgs("via"), r) for r in draw(st.lists(st.sampled_from(RELATIONS), max_size=2, unique=True))]
     return triples
 
 

@@ -148,11 +148,14 @@ class _Frozen(BaseModel):
 
 
 class RuleInput(_Frozen):
-    """One fact a rule reads: the entity's value for ``relation`` plays ``role``."""
+    """One fact a rule reads: the entity's value for ``relation`` plays ``role``; with
+    ``via``, the value of ``relation`` on the bridge, the entity's one value of ``via``
+    (the director of a film: ``?e via ?bridge . ?bridge relation ?value``)."""
 
     role: str
     relation: str
     aggregate: Aggregate | None = None  # several values allowed: added up (Sum) or kept as a set (All)
+    via: str | None = None
 
     @property
     def sum_values(self) -> bool:
@@ -208,6 +211,11 @@ class Rule(_Frozen):
     @property
     def relations(self) -> tuple[str, ...]:
         return tuple(i.relation for i in self.inputs)
+
+    @property
+    def via(self) -> str | None:
+        """The relation from the entity to the bridge its ``via`` inputs are read on (one per rule)."""
+        return next((i.via for i in self.inputs if i.via is not None), None)
 
 
 _RULE_QUERY = f"""
@@ -319,7 +327,7 @@ def _build_rule(iri: str, values: dict[str, list], nodes: dict) -> Rule:
         domain=_value(_one(iri, values, "domain")),
         category=_value(_one(iri, values, "category")),
         applies_to_class=_value(_one(iri, values, "appliesToClass")),
-        inputs=tuple(sorted(inputs, key=lambda i: (i.role, i.relation))),
+        inputs=tuple(sorted(inputs, key=lambda i: (i.role, i.relation, i.via or ""))),
         rate=_decimal(iri, values, "rate"),
         threshold=_decimal(iri, values, "threshold"),
         comparison=_enum(iri, values, "comparison", Comparison),
@@ -353,7 +361,7 @@ def _build_input(rule: str, values: dict[str, list]) -> RuleInput:
         raise _rule_error(rule, f"input role {role!r} is not one of {sorted(ROLES)}")
     aggregate = _enum(rule, values, "aggregate", Aggregate)
     relation = _one(rule, values, "relation", required=True)
-    return RuleInput(role=role, relation=relation.value, aggregate=aggregate)
+    return RuleInput(role=role, relation=relation.value, aggregate=aggregate, via=_value(_one(rule, values, "via")))
 
 
 def _build_bracket(rule: str, values: dict[str, list]) -> Bracket:
@@ -447,6 +455,10 @@ def _check_library_parameters(rule: Rule) -> None:
         raise _rule_error(rule.iri, f"kgs:{op.value} reads one set: a 'member' input with kgs:aggregate kgs:All")
     if op not in SET_OPERATIONS and sets:
         raise _rule_error(rule.iri, f"kgs:aggregate kgs:All is for the aggregate kind; kgs:{op.value} reads one value per role")
+    bridges = sorted({i.via for i in rule.inputs if i.via is not None})
+    if len(bridges) > 1:  # the question describes one bridge ("the director of ...")
+        raise _rule_error(rule.iri, f"its inputs go through {len(bridges)} kgs:via relations ({', '.join(bridges)}); "
+                                    "a rule reads one bridge")
 
 
 # ---------------------------------------------------------------------------- world knowledge

@@ -182,12 +182,19 @@ def _comparison(unit: Unit, n: _Nodes) -> Subgraph:
 
 
 def _rule_application(unit: Unit, n: _Nodes) -> Subgraph:
+    """The entity's input facts by role; a bridged input's fact comes after the one fact
+    that links the entity to its bridge (the bridge is hidden, as in multi-hop)."""
     rule, entity = unit[0]["rule"], unit[0]["e"]
-    rows = sorted(unit, key=lambda r: (r["role"].value, r["r"].value, str(r["v"])))
-    facts = [n.fact(entity, row["r"], row["v"], role=row["role"].value) for row in rows]
+    rows = sorted(unit, key=lambda r: (r["role"].value, r["r"].value, str(r["v"]), str(r["via"] or "")))
+    facts: dict[Fact, None] = {}  # a dict keeps order and one link to a bridge two inputs share
+    for row in rows:
+        if row["via"] is not None:
+            facts[n.fact(entity, row["via"], row["b"])] = None
+        facts[n.fact(row["b"] or entity, row["r"], row["v"], role=row["role"].value)] = None
     kind = unit[0]["kind"].value.rsplit("#", 1)[-1].lower()
-    values = [n(row["v"]) for row in rows]
-    return _subgraph(Shape.rule_application, kind, "rule_application", facts, [], [n(entity)], values, rule=n(rule))
+    bridges = dict.fromkeys(n(row["b"]) for row in rows if row["b"] is not None)
+    hidden = [*bridges, *(n(row["v"]) for row in rows)]
+    return _subgraph(Shape.rule_application, kind, "rule_application", facts, [], [n(entity)], hidden, rule=n(rule))
 
 
 BUILDERS: dict[str, Callable[[Unit, _Nodes], Subgraph]] = {

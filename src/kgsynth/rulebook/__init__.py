@@ -2,8 +2,9 @@
 population density, counts) proposed for a graph's own relations.
 
 :func:`suggest` profiles the graph with a few SPARQL queries, recognises its dates, years,
-quantities with a unit and multi-valued relations, and proposes every library rule that
-covers enough entities; :meth:`Suggestion.turtle` writes them as ``kgs:Rule`` resources
+quantities with a unit and multi-valued relations, finds the links to bridges with a date
+(a film's composer, a person's spouse), and proposes every library rule that covers
+enough entities; :meth:`Suggestion.turtle` writes them as ``kgs:Rule`` resources
 with ``kgs:origin kgs:Library`` (``kgsynth rules suggest``). The library itself is package
 data, ``library.toml`` (see ``docs/vocabulary.md``). This package reads graphs through
 :mod:`kgsynth.kg` only.
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from kgsynth.errors import KgsynthError
 from kgsynth.kg import KnowledgeGraph
 from kgsynth.rulebook._library import Library, Texts, load_library
-from kgsynth.rulebook._profile import main_classes, profile_relations, read_values
+from kgsynth.rulebook._profile import main_classes, profile_relations, read_links, read_values
 from kgsynth.rulebook._propose import Input, Proposal, propose
 from kgsynth.rulebook._recognise import Relation, derived_label, recognise_all
 from kgsynth.rulebook._turtle import DEFAULT_BASE, relation_labels, rule_iris, write_turtle
@@ -38,7 +39,7 @@ class Suggestion:
 
     def turtle(self, header: str) -> str:
         """The rules as Turtle, with labels for the unlabelled relations they read."""
-        read = {i.relation for p in self.proposals for i in p.inputs}
+        read = {iri for p in self.proposals for i in p.inputs for iri in (i.relation, i.via) if iri is not None}
         labels = relation_labels(self.relations[iri] for iri in sorted(read))
         return write_turtle(list(self.proposals), list(self.iris), labels, self.classes, header)
 
@@ -53,13 +54,15 @@ def suggest(kg: KnowledgeGraph, min_entities: int = 20, base: str = DEFAULT_BASE
     library = load_library()
     relations = recognise_all(profile_relations(kg, library.member_range, library.year_range), library)
     readable = [r.iri for r in relations if r.temporal or r.unit is not None or r.concept is not None]
-    candidates = propose(relations, read_values(kg, readable), library)
+    dated = [r.iri for r in relations if r.temporal and r.concept is not None and r.concept.event is not None]
+    links = read_links(kg, dated, (r.iri for r in relations))
+    candidates = propose(relations, read_values(kg, readable), links, library)
     proposals = [p for p in candidates if p.coverage >= min_entities]
     if not proposals:
         raise KgsynthError(_nothing_to_propose(kg, relations, candidates, min_entities, library))
     return Suggestion(proposals=tuple(proposals), iris=tuple(rule_iris(proposals, base)),
                       relations={r.iri: r for r in relations},
-                      classes=main_classes(kg, {p.named[0] for p in proposals}))
+                      classes=main_classes(kg, {p.about for p in proposals}))
 
 
 def _nothing_to_propose(kg: KnowledgeGraph, relations: list[Relation], candidates: list[Proposal],

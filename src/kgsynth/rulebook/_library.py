@@ -89,6 +89,19 @@ class YearsRule(_Strict):
     year: Wording  # a year on either side: later year minus earlier
 
 
+class OneHopRule(_Strict):
+    """YearsBetween along one hop (kgs:via): a date of the entity and one of its bridge, the
+    entity's one value of a link relation ("the composer of a film")."""
+
+    pair: Literal["bridge-born", "bridge-event", "same-birth"]  # where each date is (library.toml)
+    slug: str
+    event_subject: str = "{entity}"  # put for {entity} in the event's {when} and {stated}
+    label: Texts
+    source: str
+    day: Wording
+    year: Wording
+
+
 class Conversion(_Strict):
     source_unit: str
     unit: str
@@ -131,11 +144,15 @@ class Library(_Strict):
     member_range: tuple[int, int]
     order_share: float
     nonzero_share: float
+    bridge_share: float
+    birth_concept: str
+    via_label: Texts
     units: tuple[Unit, ...] = Field(alias="unit")
     known_units: tuple[KnownUnit, ...] = Field(alias="known_unit")
     concepts: tuple[Concept, ...] = Field(alias="concept")
     calendar: tuple[CalendarRule, ...]
     years_between: tuple[YearsRule, ...]
+    one_hop: tuple[OneHopRule, ...]
     conversion_question: Texts
     conversions: tuple[Conversion, ...] = Field(alias="conversion")
     ratios: tuple[RatioRule, ...] = Field(alias="ratio")
@@ -158,6 +175,12 @@ class Library(_Strict):
         for where, name, known in wanted:
             if name not in known:
                 raise ValueError(f"{where} names {name!r}, which the library does not define")
+        birth = next((c for c in self.concepts if c.name == self.birth_concept), None)
+        if birth is None or birth.kind != "date" or birth.phase != "start":
+            raise ValueError(f"birth_concept names {self.birth_concept!r}, which is not a start date concept")
+        pairs = sorted(h.pair for h in self.one_hop)
+        if len(set(pairs)) != len(pairs):
+            raise ValueError(f"one_hop has two entries for one pair: {pairs}")
         if sum(y.span is None for y in self.years_between) != 1:
             raise ValueError("years_between needs exactly one entry without a span (the wording of other pairs)")
         return self

@@ -2,7 +2,8 @@
 
 Two queries profile every relation at once (how many entities have one value or several,
 which datatypes, how many numbers look like years); the values themselves are read in one
-more query, only for the relations a library rule can use.
+more query, only for the relations a library rule can use, and one more finds the links to
+bridges with a date (a film's one composer, who has a date of birth).
 """
 
 from __future__ import annotations
@@ -35,8 +36,21 @@ _UNITS = f"SELECT ?p ?unit WHERE {{ ?p {'|'.join(f'<{p}>' for p in _UNIT_PREDICA
 _VALUES = "SELECT ?p ?s ?o WHERE {\n  #VALUES\n  ?s ?p ?o .\n  FILTER(isLiteral(?o))\n}"
 _CLASSES = "SELECT ?p ?class (COUNT(DISTINCT ?s) AS ?n) WHERE {\n  #VALUES\n  ?s ?p ?o .\n  ?s a ?class .\n} GROUP BY ?p ?class"
 
+# The entity's only value of ?p is ?b, an IRI other than itself with a value of a dated
+# relation: the bridge a kgs:via input reads (one per entity, as the engine requires).
+_LINKS = """SELECT DISTINCT ?p ?s ?b WHERE {
+  #VALUES
+  ?b ?dated [] .
+  FILTER(isIRI(?b))
+  ?s ?p ?b .
+  FILTER(?s != ?b)
+  FILTER NOT EXISTS { ?s ?p ?other . FILTER(?other != ?b) }
+}"""
+
 # relation -> subject -> its literal values
 Values = Mapping[str, Mapping[ox.NamedNode | ox.BlankNode, list[ox.Literal]]]
+# link relation -> entity -> its one value, the bridge
+Links = Mapping[str, Mapping[ox.NamedNode | ox.BlankNode, ox.NamedNode]]
 
 
 @dataclass(frozen=True)
@@ -98,6 +112,19 @@ def read_values(kg: KnowledgeGraph, relations: Iterable[str]) -> Values:
     if rows:
         for p, s, o in kg.select(_VALUES, (("p",), rows)):
             found[p.value][s].append(o)
+    return found
+
+
+def read_links(kg: KnowledgeGraph, dated: Iterable[str], relations: Iterable[str]) -> Links:
+    """Each entity whose only value of one of ``relations`` is an IRI other than itself that
+    has a value of one of the ``dated`` relations: link -> entity -> that bridge (one query)."""
+    found: dict[str, dict] = defaultdict(dict)
+    rows = [(ox.NamedNode(iri),) for iri in sorted(set(dated))]
+    wanted = set(relations)
+    if rows and wanted:
+        for p, s, b in kg.select(_LINKS, (("dated",), rows)):
+            if p.value in wanted:
+                found[p.value][s] = b
     return found
 
 

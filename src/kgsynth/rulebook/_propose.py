@@ -1,9 +1,11 @@
 """Library rules for recognised relations, each with the number of entities it covers.
 
 A rule covers an entity when the rule_application template would join it (exactly one
-value per input; 2 to 30 values for an aggregate's set, the library's member range) and the
-engine gives it an answer (a year ending in 00 has no single century). Families yield every
-candidate that covers anyone; the caller keeps those above its minimum.
+value per input; 2 to 30 values for an aggregate's set, the library's member range; for an
+input read along one hop, exactly one value of the link, an IRI other than the entity, with
+one value there) and the engine gives it an answer (a year ending in 00 has no single
+century). Families yield every candidate that covers anyone; the caller keeps those above
+its minimum.
 """
 
 from __future__ import annotations
@@ -11,14 +13,14 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from itertools import permutations
 
 from kgsynth.kg.vocab import RDF
-from kgsynth.rulebook._library import CalendarRule, Library, Texts, Wording, YearsRule
-from kgsynth.rulebook._profile import Values
+from kgsynth.rulebook._library import CalendarRule, Library, OneHopRule, Texts, Wording, YearsRule
+from kgsynth.rulebook._profile import Links, Values
 from kgsynth.rulebook._recognise import MOSTLY, Relation, number, when, year_of
 
 _GREGORIAN = 1583  # the first full year of the Gregorian calendar, as in the engine
@@ -30,13 +32,14 @@ class Input:
     role: str
     relation: str
     aggregate: str | None = None  # "All": the input is a set
+    via: str | None = None  # read on the bridge, the entity's one value of this link relation
 
 
 @dataclass(frozen=True)
 class Proposal:
     """One library rule for this graph, ready to be written as Turtle."""
 
-    family: str  # "calendar", "years between", "conversion", "ratio" or "aggregate"
+    family: str  # "calendar", "years between", "one hop", "conversion", "ratio" or "aggregate"
     kind: str  # the local name of its kgs:kind
     operation: str
     name: str  # its IRI's last segment, "{}" standing for each relation of `named`
@@ -50,10 +53,16 @@ class Proposal:
     coverage: int
     note: str | None = None  # why it applies, for the comment above it
 
+    @property
+    def about(self) -> str:
+        """The relation whose subjects the rule asks about: the link of a one-hop rule."""
+        return next((i.via for i in self.inputs if i.via is not None), self.named[0])
 
-def propose(relations: list[Relation], values: Values, library: Library) -> list[Proposal]:
+
+def propose(relations: list[Relation], values: Values, links: Links, library: Library) -> list[Proposal]:
     """Every library rule that covers at least one entity, in the file's order."""
     return [*calendar_rules(relations, values, library), *years_between_rules(relations, values, library),
+            *one_hop_rules(relations, values, links, library),
             *conversion_rules(relations, values, library), *ratio_rules(relations, values, library),
             *aggregate_rules(relations, library)]
 
@@ -153,6 +162,24 @@ class _PairCount:
     nonzero: int = 0  # ... and at least a year apart
     dates: int = 0  # ... answered from two full dates
 
+    def add(self, start: Moment, end: Moment) -> None:
+        self.both += 1
+        years = _years_between(start, end)
+        if years is not None:
+            self.answered += 1
+            self.nonzero += years > 0
+            self.dates += isinstance(start, dt.date) and isinstance(end, dt.date)
+
+    def evident(self, library: Library) -> bool:
+        """The start is not after the end for order_share of the entities with both."""
+        return self.both > 0 and self.answered >= library.order_share * self.both
+
+    def askable(self, library: Library) -> bool:
+        """Some answers, most of them above 0, all counting years one way (one question
+        cannot ask for both ways of counting)."""
+        return (self.answered > 0 and self.nonzero >= library.nonzero_share * self.answered
+                and self.dates in (0, self.answered))
+
 
 def years_between_rules(relations: list[Relation], values: Values, library: Library) -> Iterator[Proposal]:
     """YearsBetween for two date relations of one entity whose order a concept knows (birth ->
@@ -160,10 +187,7 @@ def years_between_rules(relations: list[Relation], values: Values, library: Libr
     temporal = {r.iri: r for r in relations if r.temporal}
     for (start, end), count in sorted(_pair_counts(temporal, values).items()):
         known = _known_span(temporal[start], temporal[end])
-        evident = count.answered >= library.order_share * count.both
-        one_way = count.dates in (0, count.answered)  # one question cannot ask for both ways of counting
-        mostly_nonzero = count.nonzero >= library.nonzero_share * count.answered
-        if count.answered and (known is not None or evident) and mostly_nonzero and one_way:
+        if (known is not None or count.evident(library)) and count.askable(library):
             yield _years_rule(library, temporal[start], temporal[end], known, count)
 
 
@@ -175,13 +199,7 @@ def _pair_counts(temporal: Mapping[str, Relation], values: Values) -> dict[tuple
     counts: dict[tuple[str, str], _PairCount] = defaultdict(_PairCount)
     for by_relation in moments.values():
         for start, end in permutations(by_relation, 2):
-            count = counts[(start, end)]
-            count.both += 1
-            years = _years_between(by_relation[start], by_relation[end])
-            if years is not None:
-                count.answered += 1
-                count.nonzero += years > 0
-                count.dates += isinstance(by_relation[start], dt.date) and isinstance(by_relation[end], dt.date)
+            counts[(start, end)].add(by_relation[start], by_relation[end])
     return counts
 
 
@@ -208,6 +226,86 @@ def _years_rule(library: Library, start: Relation, end: Relation, span: str | No
                     inputs=(Input("start", start.iri), Input("end", end.iri)),
                     label=_named(rule.label, (start, end)), statement=wording.statement, question=wording.question,
                     source=rule.source, parameters=(), coverage=count.answered, note=note)
+
+
+# ---------------------------------------------------------------------------- one hop
+def one_hop_rules(relations: list[Relation], values: Values, links: Links, library: Library) -> Iterator[Proposal]:
+    """YearsBetween with one date read on the bridge, the entity's one value of a link that
+    most entities that have it have once (library.toml, [[one_hop]]):
+
+    - bridge-born: the bridge's birth -> the entity's date of a concept with an event, in
+      this order for order_share of the entities with both;
+    - bridge-event: the entity's birth -> the bridge's date of another such concept, in
+      this order likewise;
+    - same-birth: the entity's birth -> the bridge's by the same relation (the engine
+      answers where the entity is the older), unless bridge-born finds the bridge the older.
+    """
+    dated = [r for r in relations if r.temporal and r.concept is not None and r.concept.event is not None]
+    births = [r for r in dated if r.concept.name == library.birth_concept]
+    moments = {r.iri: _single(values, r.iri, when) for r in dated}
+    rules = {h.pair: h for h in library.one_hop}
+    for link in (r for r in relations if r.iri in links):
+        if link.profile.single < library.bridge_share * link.profile.subjects:
+            continue  # "the composer of the film": most entities must have one
+        bridges = links[link.iri]
+        for birth in births:
+            born = moments[birth.iri]
+            for event in dated:
+                happened = moments[event.iri]
+                count = _count((born.get(b), happened.get(e)) for e, b in bridges.items())
+                if "bridge-born" in rules and count.evident(library) and count.askable(library):
+                    yield _one_hop_rule(library, rules["bridge-born"], link, birth, event, "start", count)
+                if event is birth:
+                    older = _count((born.get(e), born.get(b)) for e, b in bridges.items())
+                    if "same-birth" in rules and not count.evident(library) and older.askable(library):
+                        yield _one_hop_rule(library, rules["same-birth"], link, birth, event, "end", older)
+                elif event.concept.name != library.birth_concept:
+                    reverse = _count((born.get(e), happened.get(b)) for e, b in bridges.items())
+                    if "bridge-event" in rules and reverse.evident(library) and reverse.askable(library):
+                        yield _one_hop_rule(library, rules["bridge-event"], link, birth, event, "end", reverse)
+
+
+def _count(pairs: Iterable[tuple[Moment | None, Moment | None]]) -> _PairCount:
+    count = _PairCount()
+    for start, end in pairs:
+        if start is not None and end is not None:
+            count.add(start, end)
+    return count
+
+
+def _one_hop_rule(library: Library, rule: OneHopRule, link: Relation, start: Relation, end: Relation,
+                  bridged: str, count: _PairCount) -> Proposal:
+    """``bridged``: the role ("start" or "end") read on the bridge."""
+    wording: Wording = rule.day if count.dates else rule.year
+    event = end.concept.event  # the later date's (same-birth's questions use none of its words)
+    subject = rule.event_subject
+    question = _fill(wording.question, en={"when": event.when.replace("{entity}", subject),
+                                            "stated": event.stated.replace("{entity}", subject)}, ru={"event": event.ru})
+
+    def via(relation: Relation) -> Texts:
+        return _fill(library.via_label, en={"relation": relation.name("en"), "link": link.name("en")},
+                     ru={"relation": relation.name("ru"), "link": link.name("ru")})
+
+    names = {lang: [getattr(via(r), lang) if role == bridged else r.name(lang)
+                    for role, r in (("start", start), ("end", end))] for lang in ("en", "ru")}
+    label = Texts(**{lang: f"{getattr(rule.label, lang)}: {', '.join(names[lang])}" for lang in ("en", "ru")})
+    single = (f"{link.name('en')}: one value for {link.profile.single / link.profile.subjects:.0%} of the "
+              f"{link.profile.subjects:,} entities that have it")
+    if rule.pair == "same-birth":
+        named, name = (link.iri, start.iri), f"{rule.slug}-than-{{}}-by-{{}}"
+        why = f"asked where the entity is the older: {count.answered:,} of the {count.both:,} entities with both"
+    else:
+        if bridged == "start":
+            named, name = (start.iri, link.iri, end.iri), f"{rule.slug}-from-{{}}-of-{{}}-to-{{}}"
+        else:
+            named, name = (start.iri, end.iri, link.iri), f"{rule.slug}-from-{{}}-to-{{}}-of-{{}}"
+        why = (f"order from the data: the {names['en'][0]} is not after the {names['en'][1]} for "
+               f"{count.answered / count.both:.0%} of the {count.both:,} entities with both")
+    inputs = tuple(Input(role, r.iri, via=link.iri if role == bridged else None)
+                   for role, r in (("start", start), ("end", end)))
+    return Proposal(family="one hop", kind="Interval", operation="YearsBetween", name=name, named=named,
+                    inputs=inputs, label=label, statement=wording.statement, question=question, source=rule.source,
+                    parameters=(), coverage=count.answered, note=f"{why}; {single}")
 
 
 # ---------------------------------------------------------------------------- quantities

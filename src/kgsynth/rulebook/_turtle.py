@@ -61,14 +61,14 @@ def write_turtle(proposals: list[Proposal], iris: list[str], labels: Mapping[str
 
 
 def _comment(proposal: Proposal, classes: Mapping[str, str]) -> list[str]:
-    of_class = classes.get(proposal.named[0])
+    of_class = classes.get(proposal.about)
     covers = f"covers {proposal.coverage:,} entities" + (f" (mostly {of_class})" if of_class else "")
     comment = [f"# {proposal.label.en}: {covers}"]
     return comment + ([f"# {proposal.note}"] if proposal.note else [])
 
 
 def _rule(proposal: Proposal, iri: str) -> list[str]:
-    inputs = ", ".join(_input(i.role, i.relation, i.aggregate) for i in proposal.inputs)
+    inputs = ", ".join(_input(i.role, i.relation, i.aggregate, i.via) for i in proposal.inputs)
     statements = [
         ("rdfs:label", _texts(proposal.label)),
         ("kgs:origin", "kgs:Library"),
@@ -84,9 +84,10 @@ def _rule(proposal: Proposal, iri: str) -> list[str]:
     return [f"{_iri(iri)} a kgs:Rule ;", body + " ."]
 
 
-def _input(role: str, relation: str, aggregate: str | None) -> str:
+def _input(role: str, relation: str, aggregate: str | None, via: str | None = None) -> str:
     each = f" ; kgs:aggregate kgs:{aggregate}" if aggregate else ""
-    return f"[ kgs:role {_string(role)} ; kgs:relation {_iri(relation)}{each} ]"
+    bridge = f" ; kgs:via {_iri(via)}" if via else ""
+    return f"[ kgs:role {_string(role)} ; kgs:relation {_iri(relation)}{each}{bridge} ]"
 
 
 def _iri(iri: str) -> str:

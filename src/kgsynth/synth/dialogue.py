@@ -143,8 +143,8 @@ def _render(node: Node, fact: Fact, scenario: Scenario, lang: str, value: object
     unit = scenario.rule.unit if scenario.rule else None
     if isinstance(value, bool):
         return YES_NO[lang][0 if value else 1]
-    if node.datatype and node.datatype.endswith("#gYear"):
-        return node.value  # a year, not an amount: "2013", never "2,013"
+    if node.datatype and node.datatype.endswith("#gYear"):  # a year, not an amount: "2013", never "2,013"
+        return node.value if value == node.python else str(value)  # as written, or a slip of it
     if isinstance(value, int | Decimal):
         if fact.role in _MONEY_ROLES and unit in CURRENCIES:
             return locale.format_money(Decimal(value), unit, lang)
@@ -487,7 +487,7 @@ class _Writer:
         self.noise = NOISE[lang].get(_domain(scenario, lang), NOISE[lang]["general"])
         self.paused = False  # whether the last noise line was a pause (answered "No problem"), not a remark
         self.named = False
-        self.stated: set[str] = set()  # relations already stated (for "another ...")
+        self.stated: set[tuple[str, str]] = set()  # (subject, relation) already stated (for "another ...")
         self.used: set[str] = set()  # phrases already said in this dialogue
         self.misstated_by: dict[int, str] = {}  # fact -> the speaker who misstated it
         # a yes/no fact is written as its whole statement ("Pavel is a tax resident"); rendered is each
@@ -569,13 +569,17 @@ class _Writer:
         fact, words = self.s.facts[index], self.words.facts[index]
         if words.statement:
             return self._pick("yes_no").format(statement=words.statement)
-        kind = "fact_again" if fact.relation.value in self.stated and self._implicit(index) else "fact"
-        self.stated.add(fact.relation.value)
+        key = (fact.subject.value, fact.relation.value)
+        kind = "fact_again" if key in self.stated and self._implicit(index) else "fact"
+        self.stated.add(key)
         return self._pick(kind).format(value=value, **self._noun_slots(index))
 
     def _implicit(self, index: int) -> bool:
-        """Whether the fact is about the topic, already named, so its noun needs no subject."""
-        return self.named and self.s.facts[index].subject.value == self.s.entity.value
+        """Whether the fact is about the topic, already named, so its noun needs no subject:
+        not when a bridge has a value of the same relation (two dates of birth, a couple's)."""
+        fact = self.s.facts[index]
+        return self.named and fact.subject.value == self.s.entity.value and not any(
+            f.relation.value == fact.relation.value and f.subject.value != fact.subject.value for f in self.s.facts)
 
     def _noun_slots(self, index: int) -> dict[str, str]:
         words = self.words.facts[index]

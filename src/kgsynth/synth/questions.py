@@ -6,8 +6,9 @@ entity two facts single out, or the end of a chain whose bridges are described, 
 named ("What is the opening date of the usual store of Irina Zaitseva?"), or every end of
 a chain that fans out ("List every employee who shares a department with Anna Petrova.",
 "List every traveller of a trip whose destination is Sochi."). Rule questions come from the
-rule's ``kgs:question`` (``{entity}``, or ``{entity:gent}`` for a declined Russian name),
-else from a question per operation that never names the rule.
+rule's ``kgs:question`` (``{entity}``, or ``{entity:gent}`` for a declined Russian name;
+``{bridge}`` for an input's kgs:via bridge, described by its relation: "the policyholder of
+Policy P-1"), else from a question per operation that never names the rule.
 """
 
 from __future__ import annotations
@@ -64,9 +65,15 @@ _DATE_AFTER = ("What date is {n} after the {start} of {entity}?", "Какая д
 
 def rule_question(rule: Rule, entity: Node, lang: str, lexicon: Lexicon, facts: tuple[Fact, ...] = ()) -> str:
     """The rule's question about ``entity`` with the entity named in the slot's case and each
-    role's slot filled with the noun of the relation that plays it (``facts`` give them)."""
+    role's slot filled with the noun of the relation that plays it (``facts`` give them); a
+    role read on a bridge says whose ("date of birth of the policyholder"), and ``{bridge}``
+    is the noun of the relation that links the entity to it. The bridge is never named."""
     template = rule.questions.get(lang) or _fallback(rule, lang)
     relations = {f.role: f for f in facts if f.role is not None}
+    links = {f.object.value: f for f in facts if f.role is None}  # entity -> bridge, by bridge
+
+    def bridge_noun(link: Fact, form: str) -> str:
+        return _role_noun(lexicon.noun(link.relation, lang, link.object), form, lang)
 
     def slot(match: re.Match) -> str:
         name, form = match.group(1), match.group(2) or "nomn"
@@ -76,10 +83,17 @@ def rule_question(rule: Rule, entity: Node, lang: str, lexicon: Lexicon, facts: 
             return unit_words(rule.unit, lang)
         if name == "n":
             return _period(rule, lang)
+        if name == "bridge" and links:
+            return bridge_noun(next(iter(links.values())), form)
         fact = relations.get(name)
         if fact is None:
             return match.group(0)  # not a role this rule's facts play: left for the reader to see
-        return _role_noun(lexicon.noun(fact.relation, lang, fact.object), form, lang)
+        noun = _role_noun(lexicon.noun(fact.relation, lang, fact.object), form, lang)
+        link = links.get(fact.subject.value)
+        if link is None:
+            return noun
+        # read on the bridge: "date of birth of the policyholder", «даты рождения страхователя»
+        return f"{noun} of the {bridge_noun(link, 'nomn')}" if lang == "en" else f"{noun} {bridge_noun(link, 'gent')}"
 
     # a role's noun ending where the entity's name begins: «дате заказа заказа ORD-1» -> «дате заказа ORD-1»
     return _REPEATED_WORD.sub(r"\1", _SLOT.sub(slot, template))

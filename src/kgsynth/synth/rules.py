@@ -742,8 +742,9 @@ _DATATYPES = f"""SELECT ?datatype (COUNT(*) AS ?n) WHERE {{
 
 def check_rules(kg, rules: Mapping[str, Rule], known_units: Iterable[str]) -> None:
     """Refuse, in one line naming the rule, a rule the graph cannot answer at all: an input
-    relation no triple has, an input whose every value has the wrong type (a date rule on an
-    order number), or a conversion between units nobody knows (``known_units``).
+    relation (or kgs:via) no triple has, an input whose every value has the wrong type (a date
+    rule on an order number; a kgs:via to literals), or a conversion between units nobody
+    knows (``known_units``).
 
     Raises:
         RuleEvaluationError: the first such rule.
@@ -754,13 +755,18 @@ def check_rules(kg, rules: Mapping[str, Rule], known_units: Iterable[str]) -> No
             if unit not in known:
                 _fail(rule, f"unit {unit!r} is not one kgsynth knows ({', '.join(sorted(known))})")
         for rule_input in rule.inputs:
-            wanted = _wanted_types(rule, rule_input.role)
-            found = {row[0].value: int(row[1].value) for row in kg.select(_DATATYPES.replace("?relation", f"<{rule_input.relation}>"))}
-            if not found:
-                _fail(rule, f"its {rule_input.role!r} relation <{rule_input.relation}> is in no triple of the graph")
-            if wanted is not None and not wanted & found.keys():
-                kinds = ", ".join(sorted(local_name(d) if d != _IRI else "IRIs" for d in found))
-                _fail(rule, f"its {rule_input.role!r} relation <{rule_input.relation}> has {kinds} values, not {_NAMES[wanted]}")
+            _check_values(kg, rule, rule_input.role, rule_input.relation, _wanted_types(rule, rule_input.role))
+            if rule_input.via is not None:
+                _check_values(kg, rule, rule_input.role, rule_input.via, frozenset({_IRI}), "kgs:via relation")
+
+
+def _check_values(kg, rule: Rule, role: str, relation: str, wanted: frozenset[str] | None, what: str = "relation") -> None:
+    found = {row[0].value: int(row[1].value) for row in kg.select(_DATATYPES.replace("?relation", f"<{relation}>"))}
+    if not found:
+        _fail(rule, f"its {role!r} {what} <{relation}> is in no triple of the graph")
+    if wanted is not None and not wanted & found.keys():
+        kinds = ", ".join(sorted(local_name(d) if d != _IRI else "IRIs" for d in found))
+        _fail(rule, f"its {role!r} {what} <{relation}> has {kinds} values, not {_NAMES[wanted]}")
 
 
 def _wanted_types(rule: Rule, role: str) -> frozenset[str] | None:
@@ -772,4 +778,4 @@ def _wanted_types(rule: Rule, role: str) -> frozenset[str] | None:
     return _NUMBERS
 
 
-_NAMES = {_DATES: "dates", _YEARS: "dates or years", _NUMBERS: "numbers"}
+_NAMES = {_DATES: "dates", _YEARS: "dates or years", _NUMBERS: "numbers", frozenset({_IRI}): "IRIs (bridges)"}

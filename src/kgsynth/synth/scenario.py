@@ -321,7 +321,7 @@ class ScenarioBuilder:
         topic = self._topic(rule)
         question = {lang: rule_question(rule, entity, lang, self.lexicon, facts) for lang in self.languages}
         words = self._wording(entity, entity_class, facts)
-        levels = _difficulties(_rule_reasoning(facts), facts, entity, entity_class is not None, reorder=True)
+        levels = _difficulties(_rule_reasoning(facts, entity), facts, entity, entity_class is not None, reorder=True)
         answer_in_dialogue, branch = _equals_an_input(outcome), outcome.branch
         for fmt, gold_value, constraints in self._rule_answers(rule, outcome):
             gold, aliases = self._gold(fmt, gold_value, constraints)
@@ -334,7 +334,8 @@ class ScenarioBuilder:
                 shape=subgraph.shape, variant=subgraph.variant, subgraph_id=subgraph.id, entity=entity,
                 entity_class=entity_class, facts=facts, rule=rule, topic=topic, question=question, wording=words,
                 constraints=constraints, gold=gold, gold_aliases=aliases, answer_in_dialogue=answer_in_dialogue,
-                steps=outcome.steps, branch=branch, boundary=outcome.boundary, hidden=(), world_knowledge=False,
+                steps=outcome.steps, branch=branch, boundary=outcome.boundary, hidden=_bridges(facts, entity),
+                world_knowledge=False,
             )
             for level in levels:
                 yield _scenario(self._rule_cell(rule, level.difficulty, fmt), level, keys, shared)
@@ -649,16 +650,23 @@ def _levels(base: Reasoning, layout: tuple[FactLayout, ...], has_class: bool, na
     return tuple(levels)
 
 
-def _rule_reasoning(facts: Sequence[Fact]) -> Reasoning:
-    """A rule's inputs, the additions of a summed input (the only kind with several values),
-    and the rule itself."""
-    return _reasoning_of_roles(tuple(f.role for f in facts))
+def _bridges(facts: Sequence[Fact], entity: Node) -> tuple[Node, ...]:
+    """The nodes a rule's kgs:via inputs are read on: described in the question, never named."""
+    return tuple(dict.fromkeys(f.subject for f in facts if f.subject.value != entity.value))
+
+
+def _rule_reasoning(facts: Sequence[Fact], entity: Node) -> Reasoning:
+    """A rule's inputs, the facts on a bridge (reached through the fact that links it, an
+    input too), the additions of a summed input (the only kind with several values), and
+    the rule itself."""
+    return _reasoning_of_roles(tuple((f.role, f.subject.value != entity.value) for f in facts))
 
 
 @lru_cache(maxsize=1024)  # a few patterns of roles per graph; Reasoning is frozen
-def _reasoning_of_roles(roles: tuple[str | None, ...]) -> Reasoning:
-    values = Counter(roles)
-    return Reasoning(inputs=len(roles), summed=sum(k - 1 for k in values.values()), operations=1)
+def _reasoning_of_roles(roles: tuple[tuple[str | None, bool], ...]) -> Reasoning:
+    values = Counter(role for role, _ in roles if role is not None)
+    return Reasoning(inputs=len(roles), bridged=sum(bridged for _, bridged in roles),
+                     summed=sum(k - 1 for k in values.values()), operations=1)
 
 
 def _retrieval_reasoning(subgraph: Subgraph) -> Reasoning:
