@@ -79,10 +79,9 @@ def test_a_bridge_whose_name_holds_the_answer_is_caught_in_both_languages(leak, 
 
 
 def test_the_answers_own_name_and_names_without_it_pass(leak, scenarios):
-    # the office with 13 floors -> its city Yekaterinburg -> the country Russia: the
-    # country's own label is the gold, the office's and the city's do not hold it
-    items = _items(scenarios, "multihop", _triple("office-granit-stroy-yekaterinburg", "floorCount",
-                                                  '"13"^^<http://www.w3.org/2001/XMLSchema#integer>'),
+    # the Granit-Stroy office -> its city Yekaterinburg -> the country Russia: the country's
+    # own label is the gold, the office's and the city's do not hold it
+    items = _items(scenarios, "multihop", _triple("office-granit-stroy-yekaterinburg", "locatedIn", f"<{EX}city-yekaterinburg>"),
                    _triple("city-yekaterinburg", "country", f"<{EX}country-ru>"))
     assert [item.gold for item in items.values()] == ["Russia", "Россия"]
     assert [leak.reason(item) for item in items.values()] == [None, None]
