@@ -18,7 +18,7 @@ from kgsynth.errors import KgsynthError
 from kgsynth.kg import KnowledgeGraph
 from kgsynth.rulebook._library import Library, Texts, load_library
 from kgsynth.rulebook._profile import main_classes, profile_relations, read_links, read_values
-from kgsynth.rulebook._propose import Input, Proposal, propose
+from kgsynth.rulebook._propose import Input, Proposal, events, propose
 from kgsynth.rulebook._recognise import Relation, derived_label, recognise_all
 from kgsynth.rulebook._turtle import DEFAULT_BASE, relation_labels, rule_iris, write_turtle
 
@@ -54,7 +54,7 @@ def suggest(kg: KnowledgeGraph, min_entities: int = 20, base: str = DEFAULT_BASE
     library = load_library()
     relations = recognise_all(profile_relations(kg, library.member_range, library.year_range), library)
     readable = [r.iri for r in relations if r.temporal or r.unit is not None or r.concept is not None]
-    dated = [r.iri for r in relations if r.temporal and r.concept is not None and r.concept.event is not None]
+    dated = [r.iri for r in events(relations)]
     links = read_links(kg, dated, (r.iri for r in relations))
     candidates = propose(relations, read_values(kg, readable), links, library)
     proposals = [p for p in candidates if p.coverage >= min_entities]

@@ -229,6 +229,11 @@ def _years_rule(library: Library, start: Relation, end: Relation, span: str | No
 
 
 # ---------------------------------------------------------------------------- one hop
+def events(relations: Iterable[Relation]) -> list[Relation]:
+    """The date relations of a concept with an event (birth, release ...): what a one-hop rule reads."""
+    return [r for r in relations if r.temporal and r.concept is not None and r.concept.event is not None]
+
+
 def one_hop_rules(relations: list[Relation], values: Values, links: Links, library: Library) -> Iterator[Proposal]:
     """YearsBetween with one date read on the bridge, the entity's one value of a link that
     most entities that have it have once (library.toml, [[one_hop]]):
@@ -240,7 +245,7 @@ def one_hop_rules(relations: list[Relation], values: Values, links: Links, libra
     - same-birth: the entity's birth -> the bridge's by the same relation (the engine
       answers where the entity is the older), unless bridge-born finds the bridge the older.
     """
-    dated = [r for r in relations if r.temporal and r.concept is not None and r.concept.event is not None]
+    dated = events(relations)
     births = [r for r in dated if r.concept.name == library.birth_concept]
     moments = {r.iri: _single(values, r.iri, when) for r in dated}
     rules = {h.pair: h for h in library.one_hop}

@@ -487,7 +487,7 @@ class _Writer:
         self.noise = NOISE[lang].get(_domain(scenario, lang), NOISE[lang]["general"])
         self.paused = False  # whether the last noise line was a pause (answered "No problem"), not a remark
         self.named = False
-        self.stated: set[tuple[str, str]] = set()  # (subject, relation) already stated (for "another ...")
+        self.stated: set[str] = set()  # relations already stated (for "another ...")
         self.used: set[str] = set()  # phrases already said in this dialogue
         self.misstated_by: dict[int, str] = {}  # fact -> the speaker who misstated it
         # a yes/no fact is written as its whole statement ("Pavel is a tax resident"); rendered is each
@@ -569,9 +569,8 @@ class _Writer:
         fact, words = self.s.facts[index], self.words.facts[index]
         if words.statement:
             return self._pick("yes_no").format(statement=words.statement)
-        key = (fact.subject.value, fact.relation.value)
-        kind = "fact_again" if key in self.stated and self._implicit(index) else "fact"
-        self.stated.add(key)
+        kind = "fact_again" if fact.relation.value in self.stated and self._implicit(index) else "fact"
+        self.stated.add(fact.relation.value)
         return self._pick(kind).format(value=value, **self._noun_slots(index))
 
     def _implicit(self, index: int) -> bool:
