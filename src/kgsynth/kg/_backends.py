@@ -112,6 +112,8 @@ class EndpointBackend:
         return Rows(variables, (tuple(_term(b.get(v)) for v in variables) for b in bindings))
 
 
+_BOOLEAN = "http://www.w3.org/2001/XMLSchema#boolean"
+_CANONICAL_BOOLEAN = {"1": "true", "0": "false"}
 _NOT_IN_LABEL = re.compile(r"[^A-Za-z0-9_\-]")
 
 
@@ -237,5 +239,8 @@ def _term(binding: dict | None) -> Term | None:
     if "xml:lang" in binding:
         return ox.Literal(value, language=binding["xml:lang"])
     if "datatype" in binding:
-        return ox.Literal(value, datatype=ox.NamedNode(binding["datatype"]))
+        datatype = binding["datatype"]
+        if datatype == _BOOLEAN:  # Virtuoso stores booleans as 1 / 0
+            value = _CANONICAL_BOOLEAN.get(value, value)
+        return ox.Literal(value, datatype=ox.NamedNode(datatype))
     return ox.Literal(value)

@@ -12,7 +12,7 @@ import pyoxigraph as ox
 from kgsynth.errors import GraphLoadError, KgsynthError
 from kgsynth.kg import _load
 from kgsynth.kg._backends import Backend, EndpointBackend, OxigraphBackend, Rows
-from kgsynth.kg._terms import Term, bind_values, local_name, to_python
+from kgsynth.kg._terms import NUMERIC_TYPES, Term, bind_values, local_name, to_python
 from kgsynth.kg.vocab import KGS, LABEL_PATH, LABEL_PREDICATES
 
 if TYPE_CHECKING:
@@ -161,9 +161,11 @@ class KnowledgeGraph:
         ``values=(variables, rows)`` binds terms at the query's ``#VALUES`` line as an
         escaped VALUES block, so no value is ever pasted into query text by hand.
         """
-        if values is not None:
-            query = bind_values(query, *values)
-        return self.backend.select(query)
+        if values is None:
+            return self.backend.select(query)
+        variables, rows = values[0], list(values[1])
+        result = self.backend.select(bind_values(query, variables, rows))
+        return _as_bound(result, variables, rows) if self.is_remote else result
 
     def __len__(self) -> int:
         (count,) = next(iter(self.select("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")))
@@ -261,3 +263,38 @@ class KnowledgeGraph:
         from kgsynth.kg._networkx import draw
 
         return draw(graph.to_networkx() if hasattr(graph, "to_networkx") else graph, ax=ax, **kwargs)
+
+
+def _as_bound(result: Rows, variables: Sequence[str], bound: list[Sequence[Term]]) -> Rows:
+    """``result`` with each bound literal as it was bound: a server may hand it back in its
+    own form (Virtuoso: ``"59390"^^xsd:decimal`` as ``59390`` an xsd:integer, ``"1.50"`` as
+    ``"1.5"``), and sampling must see the same terms on every engine. A value bound in two
+    forms at once is left as the server gave it."""
+    restore: list[tuple[int, dict[tuple, Term]]] = []
+    for position, variable in enumerate(variables):
+        if variable not in result.variables:
+            continue
+        forms: dict[tuple, set[Term]] = {}
+        for row in bound:
+            if isinstance(row[position], ox.Literal):
+                forms.setdefault(_value_key(row[position]), set()).add(row[position])
+        table = {key: terms.pop() for key, terms in forms.items() if len(terms) == 1}
+        if table:
+            restore.append((result.variables.index(variable), table))
+    if not restore:
+        return result
+
+    def as_bound(row: tuple[Term | None, ...]) -> tuple[Term | None, ...]:
+        row = list(row)
+        for i, table in restore:
+            if isinstance(row[i], ox.Literal):
+                row[i] = table.get(_value_key(row[i]), row[i])
+        return tuple(row)
+
+    return Rows(result.variables, map(as_bound, result.rows))
+
+
+def _value_key(literal: ox.Literal) -> tuple:
+    """What a literal means, whatever its lexical form: numbers of any numeric type compare by value."""
+    datatype = literal.datatype.value
+    return (literal.language, "number" if datatype in NUMERIC_TYPES else datatype, to_python(literal.value, datatype))

@@ -13,7 +13,11 @@ if TYPE_CHECKING:
     from kgsynth.kg._graph import KnowledgeGraph
 
 _RELATIONS = "SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p"
-_LITERAL_TYPES = "SELECT ?dt (COUNT(*) AS ?n) WHERE { ?s ?p ?o FILTER(isLiteral(?o)) } GROUP BY (DATATYPE(?o) AS ?dt)"
+# Virtuoso gives a language-tagged literal no DATATYPE (SPARQL 1.1 says rdf:langString)
+_LITERAL_TYPES = f"""SELECT ?dt (COUNT(*) AS ?n) WHERE {{
+  ?s ?p ?o FILTER(isLiteral(?o))
+  BIND(IF(LANG(?o) != "", <{RDF}langString>, COALESCE(DATATYPE(?o), <{XSD}string>)) AS ?dt)
+}} GROUP BY ?dt"""
 _DEGREES = "SELECT (COUNT(*) AS ?d) WHERE { { ?n ?p ?o } UNION { ?s ?p ?n FILTER(!isLiteral(?n)) } } GROUP BY ?n"
 _LABELLED = f"SELECT (COUNT(DISTINCT ?e) AS ?n) WHERE {{ ?e {LABEL_PATH} ?l }}"
 _LABEL_LANGS = f"SELECT ?lang (COUNT(DISTINCT ?e) AS ?n) WHERE {{ ?e {LABEL_PATH} ?l }} GROUP BY (LANG(?l) AS ?lang)"

@@ -112,7 +112,7 @@ def _simple(unit: Unit, n: _Nodes) -> Subgraph:
 
 
 def _set(unit: Unit, n: _Nodes) -> Subgraph:
-    key, relation, inverse = unit[0]["key"], unit[0]["r"], unit[0]["inverse"].value == "true"
+    key, relation, inverse = unit[0]["key"], unit[0]["r"], _true(unit[0]["inverse"])
     members = sorted((row["m"] for row in unit), key=str)
     facts = [n.fact(m, relation, key) if inverse else n.fact(key, relation, m) for m in members]
     return _subgraph(Shape.set, "inverse" if inverse else "forward", "set", facts, map(n, members), [n(key)])
@@ -132,7 +132,7 @@ def _multihop(hops: int) -> Callable[[Unit, _Nodes], Subgraph]:
 
     def build(unit: Unit, n: _Nodes) -> Subgraph:
         (row,) = unit
-        first = (row["b1"], row["r1"], row["n"]) if row["inv1"].value == "true" else (row["n"], row["r1"], row["b1"])
+        first = (row["b1"], row["r1"], row["n"]) if _true(row["inv1"]) else (row["n"], row["r1"], row["b1"])
         facts = [n.fact(*first)] + [n.fact(row[chain[i - 1]], row[f"r{i + 1}"], row[chain[i]]) for i in range(1, hops)]
         bridges = [n(row[b]) for b in chain[:-1]]
         return _subgraph(Shape.multihop, f"{hops}-hop", f"multihop_{hops}", facts, [n(row["a"])], [n(row["n"])], bridges)
@@ -170,7 +170,8 @@ def _multihop_set(hops: int, fan_hop: int) -> Callable[[Unit, _Nodes], Subgraph]
 
 
 def _true(term: Term) -> bool:
-    return term.value == "true"
+    """A template's BIND(true ...) flag: Virtuoso returns a computed boolean as 1 / 0."""
+    return term.value in ("true", "1")
 
 
 def _comparison(unit: Unit, n: _Nodes) -> Subgraph:
