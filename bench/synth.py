@@ -36,7 +36,7 @@ from extract import machine, source_state  # noqa: E402
 from powerlaw import write_ntriples  # noqa: E402
 
 from kgsynth.filters import apply_filters  # noqa: E402
-from kgsynth.kg import KnowledgeGraph, load_rules  # noqa: E402
+from kgsynth.kg import KnowledgeGraph, demo_graph_path, load_rules  # noqa: E402
 from kgsynth.synth.config import SynthConfig, load_config  # noqa: E402
 from kgsynth.synth.item import make_item  # noqa: E402
 from kgsynth.synth.pipeline import make_filters, plan_cells, synthesize  # noqa: E402
@@ -140,6 +140,8 @@ def main(argv: list[str] | None = None) -> None:
             paths, name = [str(path)], f"powerlaw-{args.powerlaw}"
         else:
             paths, name = [str(ROOT / p) for p in config.graph.paths], "+".join(config.graph.paths)
+            if not paths:  # the config names no graph: the packaged demo graph (data/demo)
+                paths, name = [str(demo_graph_path())], "data/demo"
         results = [measure(name, paths, config) for _ in range(args.repeat)]
     report = {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "machine": machine(),
               "source": source_state(), "python": platform.python_version(), "results": results}

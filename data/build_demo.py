@@ -1,4 +1,4 @@
-"""Build the kgsynth demo knowledge graph: ``data/demo/*.ttl``.
+"""Build the kgsynth demo knowledge graph: ``data/demo/*.ttl`` (``src/kgsynth/kg/demo``, package data).
 
 The graph is invented by the kgsynth team (no third-party data): four subject domains
 (payroll and personal finance, insurance, retail, travel) plus shared geography, every

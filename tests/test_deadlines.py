@@ -99,7 +99,7 @@ class SlowDripSparqlServer:
 @pytest.mark.parametrize("phase", ["headers", "body", "silent"])
 def test_a_dripping_sparql_endpoint_fails_at_the_deadline_in_one_line(phase):
     with SlowDripSparqlServer(phase) as server:
-        backend = EndpointBackend(server.url, timeout=1)
+        backend = EndpointBackend(server.url, timeout=1, retries=0)  # one attempt: test_endpoint_options.py retries
         started = time.monotonic()
         with pytest.raises(EndpointError) as caught:
             list(backend.select("SELECT ?s WHERE { ?s ?p ?o }"))
@@ -114,16 +114,16 @@ def test_the_deadline_is_what_from_endpoint_is_given_and_a_fast_answer_passes():
         assert [row[0].value for row in kg.select("SELECT ?s WHERE { ?s ?p ?o }")] == ["http://x/a"]
         assert kg.backend.timeout == 1.0
     with SlowDripSparqlServer("body") as slow, pytest.raises(EndpointError, match=r"sent no complete answer within 0.5 s$"):
-        KnowledgeGraph.from_endpoint(slow.url, timeout=0.5)  # its probe query fails there, in one line
+        KnowledgeGraph.from_endpoint(slow.url, timeout=0.5, retries=0)  # its probe query fails there, in one line
 
 
 def test_graph_stats_takes_the_deadline_from_the_command_line(capsys):
     from kgsynth.cli._app import run
 
     with SlowDripSparqlServer("body") as server:
-        code = run(["graph", "stats", "--endpoint", server.url, "--timeout", "0.5"])
-    assert code == 1
-    assert capsys.readouterr().err == f"error: SPARQL endpoint {server.url} sent no complete answer within 0.5 s\n"
+        code = run(["graph", "stats", "--endpoint", server.url, "--timeout", "0.5", "--retries", "1"])
+    assert code == 1  # each attempt has the whole deadline
+    assert capsys.readouterr().err == f"error: SPARQL endpoint {server.url} sent no complete answer within 0.5 s (gave up after 2 attempts)\n"
 
 
 def test_a_refused_sparql_endpoint_still_says_so():

@@ -188,3 +188,123 @@ def test_an_endpoint_backend_refuses_a_password_in_its_url():
     with pytest.raises(EndpointError, match="^SPARQL endpoint http://127.0.0.1/sparql: a user name or password") as caught:
         EndpointBackend("http://alice:S3cretPw@127.0.0.1/sparql")
     assert "S3cretPw" not in str(caught.value)
+
+
+# ---------------------------------------------------------------------------- SPARQL endpoint credentials
+# The gate is FakeAuthGate (tests/sparql_fakes.py): HTTP Basic or Digest in front of the real
+# `oxigraph serve`, as nginx or Virtuoso's /sparql-auth would be; echo=True makes it a careless
+# server whose HTTP 500 repeats the Authorization header and the password.
+SPARQL_USER = "kgs-reader"
+SPARQL_PASSWORD = "Kgs:sparql/pw-5e81c07d"  # a colon and a slash: the URL-encoded and Basic forms differ
+
+
+def _sparql_env(monkeypatch, password: str = SPARQL_PASSWORD) -> None:
+    monkeypatch.setenv("KGSYNTH_SPARQL_USER", SPARQL_USER)
+    monkeypatch.setenv("KGSYNTH_SPARQL_PASSWORD", password)
+
+
+def _secret_forms(password: str = SPARQL_PASSWORD) -> list[str]:
+    import base64
+
+    return [password, urllib.parse.quote(password, safe=""), base64.b64encode(f"{SPARQL_USER}:{password}".encode()).decode()]
+
+
+@pytest.fixture
+def handmade_served(oxigraph_server):
+    oxigraph_server.clear()
+    oxigraph_server.load(ROOT / "tests" / "data" / "handmade.ttl")
+    return oxigraph_server
+
+
+@pytest.mark.parametrize("scheme", ["Basic", "Digest"])
+def test_sparql_credentials_from_the_environment_open_a_protected_endpoint(scheme, handmade_served, monkeypatch):
+    from sparql_fakes import FakeAuthGate
+
+    from kgsynth.kg import Credentials, KnowledgeGraph
+
+    _sparql_env(monkeypatch)
+    auth = Credentials.from_env()
+    with FakeAuthGate(handmade_served.query_url, scheme, SPARQL_USER, SPARQL_PASSWORD) as gate:
+        kg = KnowledgeGraph.from_endpoint(gate.url, auth=auth)
+        triples = len(kg)
+    assert triples == len(KnowledgeGraph.load(ROOT / "tests" / "data" / "handmade.ttl"))
+    assert gate.challenged >= 1 and gate.authorized >= 2  # challenged, then every query answered with the credentials
+    assert all(a.startswith(f"{scheme} ") for a in gate.authorizations if a)
+    for text in (repr(auth), repr(kg.backend), repr(kg), kg.backend.description, str(vars(kg.backend).get("description"))):
+        assert not any(form in text for form in _secret_forms()), text
+
+
+def test_sparql_credentials_are_in_no_output_of_graph_subgraphs(handmade_served, tmp_path):
+    from sparql_fakes import FakeAuthGate
+
+    out = tmp_path / "out" / "simple.jsonl"
+    env = os.environ | {"PYTHONPATH": str(ROOT / "src"), "KGSYNTH_SPARQL_USER": SPARQL_USER, "KGSYNTH_SPARQL_PASSWORD": SPARQL_PASSWORD}
+    with FakeAuthGate(handmade_served.query_url, "Digest", SPARQL_USER, SPARQL_PASSWORD) as gate:
+        run = subprocess.run([sys.executable, "-m", "kgsynth.cli", "graph", "subgraphs", "--endpoint", gate.url, "--shape", "simple",
+                              "--limit", "5", "--out", str(out)], env=env, capture_output=True, text=True, check=False)
+    assert run.returncode == 0 and len(out.read_text().splitlines()) == 5, run.stderr
+    assert gate.authorized > 0
+    for form in _secret_forms():
+        assert form not in run.stdout + run.stderr and _files_holding(tmp_path, form) == []
+
+
+@pytest.mark.parametrize("scheme", ["Basic", "Digest"])
+def test_an_echoed_sparql_password_is_in_no_error(scheme, handmade_served, monkeypatch, capsys):
+    """The backend takes the password out itself (the kg layer knows no redact()), and the
+    command line's one line holds it in no form either."""
+    from sparql_fakes import FakeAuthGate
+
+    from kgsynth.cli._app import run
+    from kgsynth.errors import EndpointError
+    from kgsynth.kg import Credentials, EndpointBackend
+
+    with FakeAuthGate(handmade_served.query_url, scheme, SPARQL_USER, SPARQL_PASSWORD, echo=True) as gate:
+        with pytest.raises(EndpointError) as caught:
+            list(EndpointBackend(gate.url, auth=Credentials(SPARQL_USER, SPARQL_PASSWORD), retries=0).select("SELECT * {?s ?p ?o}"))
+        _sparql_env(monkeypatch)
+        code = run(["graph", "stats", "--endpoint", gate.url, "--retries", "0"])
+    assert gate.authorized == 2  # the credentials reached the gate, and it echoed them
+    message, err = str(caught.value), capsys.readouterr().err
+    assert "HTTP 500" in message and "[REDACTED]" in message
+    assert code == 1 and err.startswith("error: ") and err.count("\n") == 1 and "HTTP 500" in err
+    for form in _secret_forms():
+        assert form not in message and form not in err
+
+
+@pytest.mark.parametrize("scheme", ["Basic", "Digest"])
+def test_refused_or_missing_sparql_credentials_are_one_line_without_the_password(scheme, handmade_served, monkeypatch, capsys):
+    from sparql_fakes import FakeAuthGate
+
+    from kgsynth.cli._app import run
+
+    wrong = "Wrong:sparql/pw-9a7b3c1d"
+    with FakeAuthGate(handmade_served.query_url, scheme, SPARQL_USER, SPARQL_PASSWORD) as gate:
+        _sparql_env(monkeypatch, wrong)
+        refused = run(["graph", "stats", "--endpoint", gate.url])
+        refused_err = capsys.readouterr().err
+        monkeypatch.delenv("KGSYNTH_SPARQL_USER")
+        monkeypatch.delenv("KGSYNTH_SPARQL_PASSWORD")
+        missing = run(["graph", "stats", "--endpoint", gate.url])
+        missing_err = capsys.readouterr().err
+    assert gate.authorized == 0
+    assert refused == 1 and refused_err.count("\n") == 1 and "HTTP 401" in refused_err
+    assert refused_err.rstrip().endswith("(the user name and password given were refused)"), refused_err
+    assert not any(form in refused_err for form in _secret_forms(wrong) + _secret_forms())
+    assert missing == 1 and missing_err.rstrip().endswith(
+        "(no user name and password were given: set KGSYNTH_SPARQL_USER and KGSYNTH_SPARQL_PASSWORD)"), missing_err
+
+
+@pytest.mark.parametrize(("env", "message"), [
+    ({"KGSYNTH_SPARQL_USER": SPARQL_USER}, "KGSYNTH_SPARQL_USER is set but KGSYNTH_SPARQL_PASSWORD is not"),
+    ({"KGSYNTH_SPARQL_PASSWORD": SPARQL_PASSWORD}, "KGSYNTH_SPARQL_PASSWORD is set but KGSYNTH_SPARQL_USER is not"),
+])
+def test_half_a_sparql_credential_is_one_line_naming_the_variables(env, message, monkeypatch, capsys):
+    from kgsynth.cli._app import run
+
+    monkeypatch.delenv("KGSYNTH_SPARQL_USER", raising=False)
+    monkeypatch.delenv("KGSYNTH_SPARQL_PASSWORD", raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert run(["graph", "stats", "--endpoint", f"http://127.0.0.1:{_free_port()}/sparql"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {message}") and err.count("\n") == 1 and SPARQL_PASSWORD not in err

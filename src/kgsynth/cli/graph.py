@@ -5,8 +5,10 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import urllib.parse
 from pathlib import Path
 
+import pyoxigraph as ox
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
@@ -15,19 +17,39 @@ from rich.table import Table
 from kgsynth.cli._common import Interrupted, check_url, output_file, progress_bar
 from kgsynth.cli._common import err as _err
 from kgsynth.errors import KgsynthError
-from kgsynth.kg import KnowledgeGraph, load_rules
+from kgsynth.kg import Credentials, KnowledgeGraph, load_rules
+from kgsynth.kg._backends import PASSWORD_ENV, USER_ENV
+from kgsynth.llm import register_secret
 from kgsynth.queries import Shape, enumerate_subgraphs, sample_subgraphs
 
 app = typer.Typer(help="Inspect a graph and extract subgraphs.", no_args_is_help=True)
 
 PathsArg = typer.Argument(None, help="RDF files or folders (.ttl .nt .nq .trig .jsonld, optionally .gz).")
-EndpointOpt = typer.Option(None, "--endpoint", help="Query a SPARQL endpoint URL instead of files.")
+EndpointOpt = typer.Option(
+    None, "--endpoint",
+    help=f"Query a SPARQL endpoint URL instead of files. For an endpoint behind HTTP Basic or Digest authentication, set "
+         f"{USER_ENV} and {PASSWORD_ENV} in the environment (never in the URL or on the command line).")
+GraphUriOpt = typer.Option(None, "--graph-uri", metavar="IRI",
+                           help="With --endpoint: query this named graph as the default graph (SPARQL protocol default-graph-uri).")
+RetriesOpt = typer.Option(3, "--retries", min=0, help="With --endpoint: retry a request this many times after HTTP 429 or "
+                          "500/502/503/504, a timeout or a dropped connection (waits 0.5 s doubling, or the server's Retry-After).")
 LangOpt = typer.Option("en,ru", "--lang", help="Label languages in order of preference, comma-separated.")
-TimeoutOpt = typer.Option(60.0, "--timeout", help="Deadline of one --endpoint request in seconds, from connect to the last byte.")
+TimeoutOpt = typer.Option(60.0, "--timeout", help="Deadline of each attempt of an --endpoint request in seconds, from connect "
+                          "to the last byte (a retry gets its own).")
 
 
-def open_graph(paths: list[Path] | None, endpoint: str | None, lang: str, timeout: float = 60.0) -> KnowledgeGraph:
-    """Files xor an endpoint, checked before anything is loaded."""
+def open_graph(
+    paths: list[Path] | None,
+    endpoint: str | None,
+    lang: str,
+    timeout: float = 60.0,
+    *,
+    graph_uri: str | None = None,
+    retries: int = 3,
+) -> KnowledgeGraph:
+    """Files xor an endpoint, checked before anything is loaded. An endpoint's credentials
+    come from the environment (``KGSYNTH_SPARQL_USER``, ``KGSYNTH_SPARQL_PASSWORD``); the
+    password is registered with the redaction, so no message can print it."""
     languages = tuple(code.strip() for code in lang.split(",") if code.strip())
     if not languages:
         raise KgsynthError(f"--lang {lang!r} names no language: give codes such as en,ru")
@@ -37,10 +59,32 @@ def open_graph(paths: list[Path] | None, endpoint: str | None, lang: str, timeou
         check_url("--endpoint", endpoint)
         if not timeout > 0:
             raise KgsynthError(f"--timeout {timeout:g}: give a positive number of seconds")
-        return KnowledgeGraph.from_endpoint(endpoint, lang=languages, timeout=timeout)
+        if retries < 0:
+            raise KgsynthError(f"--retries {retries}: give 0 or more")
+        _check_graph_uri(graph_uri, endpoint)
+        auth = Credentials.from_env()
+        for secret in auth.secrets() if auth is not None else ():
+            register_secret(secret)
+        return KnowledgeGraph.from_endpoint(endpoint, lang=languages, timeout=timeout, graph_uri=graph_uri, auth=auth,
+                                            retries=retries)
+    if graph_uri is not None:
+        raise KgsynthError("--graph-uri needs --endpoint: graph files are read as one graph")
     if not paths:
         raise KgsynthError("give one or more graph files/folders, or --endpoint URL")
     return KnowledgeGraph.load(*paths, lang=languages)
+
+
+def _check_graph_uri(graph_uri: str | None, endpoint: str) -> None:
+    if graph_uri is None:
+        return
+    try:
+        ox.NamedNode(graph_uri)
+    except ValueError:
+        raise KgsynthError(f"--graph-uri {graph_uri!r} is not an absolute IRI: give one such as http://example.org/graph") from None
+    in_url = urllib.parse.parse_qs(urllib.parse.urlsplit(endpoint).query).get("default-graph-uri", [])
+    if in_url and in_url != [graph_uri]:
+        raise KgsynthError(f"--graph-uri {graph_uri} differs from default-graph-uri={' '.join(in_url)} in the --endpoint URL: "
+                           "name the graph in one place")
 
 
 @app.command()
@@ -49,10 +93,12 @@ def stats(
     endpoint: str | None = EndpointOpt,
     lang: str = LangOpt,
     timeout: float = TimeoutOpt,
+    graph_uri: str | None = GraphUriOpt,
+    retries: int = RetriesOpt,
     as_json: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
 ) -> None:
     """Counts of triples, entities, relations, literal types, labels, rules and degrees."""
-    kg = open_graph(paths, endpoint, lang, timeout)
+    kg = open_graph(paths, endpoint, lang, timeout, graph_uri=graph_uri, retries=retries)
     result = kg.stats()
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
@@ -87,12 +133,14 @@ def subgraphs(
     per_anchor: int = typer.Option(2, "--per-anchor", min=1, help="At most this many subgraphs per anchor entity."),
     lang: str = LangOpt,
     timeout: float = TimeoutOpt,
+    graph_uri: str | None = GraphUriOpt,
+    retries: int = RetriesOpt,
     out: Path | None = typer.Option(None, "--out", help="JSONL file to write (default: standard output)."),
 ) -> None:
     """Extract subgraphs of one shape as JSON lines (one Subgraph per line)."""
     if out is not None:
         output_file("--out", out)
-    kg = open_graph(paths, endpoint, lang, timeout)
+    kg = open_graph(paths, endpoint, lang, timeout, graph_uri=graph_uri, retries=retries)
     if shape == Shape.rule_application:  # a malformed rule is named here, as kgsynth synth names it
         load_rules(kg)
     if enumerate_all:

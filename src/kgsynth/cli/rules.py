@@ -13,7 +13,7 @@ from rich.table import Table
 
 from kgsynth.cli._common import err as _err
 from kgsynth.cli._common import output_file
-from kgsynth.cli.graph import EndpointOpt, LangOpt, PathsArg, TimeoutOpt, open_graph
+from kgsynth.cli.graph import EndpointOpt, GraphUriOpt, LangOpt, PathsArg, RetriesOpt, TimeoutOpt, open_graph
 from kgsynth.errors import KgsynthError
 from kgsynth.rulebook import DEFAULT_BASE, Suggestion, suggest
 
@@ -36,13 +36,15 @@ def suggest_command(
     endpoint: str | None = EndpointOpt,
     lang: str = LangOpt,
     timeout: float = TimeoutOpt,
+    graph_uri: str | None = GraphUriOpt,
+    retries: int = RetriesOpt,
 ) -> None:
     """Propose every library rule that applies to the graph's dates, quantities and sets."""
     if out.is_dir():
         raise KgsynthError(f"--out {out} is a folder: give a file path, e.g. {out / 'rules.ttl'}")
     output_file("--out", out)
     _check_base(base)
-    kg = open_graph(paths, endpoint, lang, timeout)
+    kg = open_graph(paths, endpoint, lang, timeout, graph_uri=graph_uri, retries=retries)
     suggestion = suggest(kg, min_entities=min_entities, base=base)
     header = _HEADER.format(graph=kg.backend.description, minimum=min_entities, out=out.name)
     _write(out, suggestion.turtle(header))

@@ -12,13 +12,20 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from kgsynth.cli._common import Interrupted, check_url, option_error, progress_bar
 from kgsynth.cli._common import err as _err
 from kgsynth.errors import KgsynthError
-from kgsynth.kg import KnowledgeGraph
 from kgsynth.synth.config import LLMConfig, StageModel, SynthConfig, load_config
 from kgsynth.synth.pipeline import synthesize
 
 
 def synth(
-    graph: list[Path] | None = typer.Option(None, "--graph", help="RDF files or folders (default: the config's, else data/demo)."),
+    graph: list[Path] | None = typer.Option(None, "--graph", help="RDF files or folders (default: the config's, else the demo graph shipped with kgsynth)."),
+    endpoint: str | None = typer.Option(
+        None, "--endpoint", help="Read the graph from a SPARQL endpoint URL instead of files (HTTP auth: KGSYNTH_SPARQL_USER and "
+        "KGSYNTH_SPARQL_PASSWORD)."),
+    graph_uri: str | None = typer.Option(None, "--graph-uri", help="With --endpoint: the named graph to query (default: its default graph)."),
+    anchor_class: str | None = typer.Option(
+        None, "--anchor-class", help="Sample only around members of this class (an IRI): no query scans the whole graph for anchors."),
+    anchors_query: Path | None = typer.Option(
+        None, "--anchors-query", help="A file with a SPARQL SELECT whose first variable lists the anchor entities (read in pages)."),
     n: int | None = typer.Option(None, "--n", help="Items wanted in all, every language counted (default 600)."),
     seed: int | None = typer.Option(None, "--seed", help="Random seed (default 0)."),
     out: Path = typer.Option(Path("out/dataset"), "--out", help="Output folder; an unfinished run there is resumed."),
@@ -31,12 +38,15 @@ def synth(
     """Graph -> scenarios -> dialogues -> filters -> balanced JSONL/Parquet with a manifest."""
     cfg = load_config(config) if config else SynthConfig()
     check_url("--llm-base-url", llm_base_url)
+    check_url("--endpoint", endpoint)
     updates = {
-        "graph": cfg.graph.model_copy(update={"paths": tuple(map(str, graph))}) if graph else cfg.graph,
+        "graph": cfg.graph.model_copy(update=_graph_updates(graph, endpoint, graph_uri)),
+        "sampling": cfg.sampling.model_copy(update=_anchor_updates(anchor_class, anchors_query)),
         "dataset": cfg.dataset.model_copy(update={k: v for k, v in (("n", n), ("seed", seed)) if v is not None}),
         "llm": _llm_section(cfg.llm, llm_base_url, llm_model),
     }
-    options = {"dataset.n": ("--n", n), "dataset.seed": ("--seed", seed), "llm.base_url": ("--llm-base-url", llm_base_url)}
+    options = {"dataset.n": ("--n", n), "dataset.seed": ("--seed", seed), "llm.base_url": ("--llm-base-url", llm_base_url),
+               "graph": ("--graph/--endpoint", graph or endpoint), "sampling": ("--anchor-class/--anchors-query", anchor_class or anchors_query)}
     try:
         cfg = SynthConfig.model_validate(cfg.model_copy(update=updates).model_dump())
     except ValidationError as e:
@@ -51,7 +61,7 @@ def synth(
         bar.update(task, completed=done, total=total)
 
     try:
-        kg = KnowledgeGraph.load(*cfg.graph.paths, lang=cfg.graph.label_languages)
+        kg = cfg.graph.open()
         with progress_bar(*columns) as bar:
             task = bar.add_task("items", total=None)
             result = synthesize(kg, cfg, out, progress=show)
@@ -76,6 +86,30 @@ def synth(
     if result.unfillable_cells:
         cells = ", ".join(f"{k} ({v})" for k, v in result.unfillable_cells.items())
         _err.print(f"  cells the graph cannot fill to {result.per_cell}: {cells}")
+
+
+def _graph_updates(graph: list[Path] | None, endpoint: str | None, graph_uri: str | None) -> dict:
+    """The command line's graph in place of the config's: files or an endpoint, never both."""
+    if graph and endpoint:
+        raise KgsynthError("give --graph or --endpoint, not both")
+    if graph:
+        return {"paths": tuple(map(str, graph)), "endpoint": None, "graph_uri": None}
+    if endpoint:
+        return {"paths": (), "endpoint": endpoint, "graph_uri": graph_uri}
+    return {"graph_uri": graph_uri} if graph_uri else {}
+
+
+def _anchor_updates(anchor_class: str | None, anchors_query: Path | None) -> dict:
+    if anchor_class and anchors_query:
+        raise KgsynthError("give --anchor-class or --anchors-query, not both")
+    if anchor_class:
+        return {"anchor_class": anchor_class, "anchors_query": None}
+    if anchors_query:
+        try:
+            return {"anchors_query": anchors_query.read_text(encoding="utf-8"), "anchor_class": None}
+        except (OSError, UnicodeDecodeError) as e:
+            raise KgsynthError(f"cannot read --anchors-query {anchors_query}: {getattr(e, 'strerror', None) or e}") from None
+    return {}
 
 
 def _llm_section(llm: LLMConfig | None, base_url: str | None, model: str | None) -> LLMConfig | None:

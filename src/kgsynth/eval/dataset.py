@@ -148,8 +148,10 @@ def load_rules(dataset: Path, manifest: dict | None = None, invented_only: bool 
     """Rule IRI -> language -> statement, from the dataset's ``private/rules.jsonl`` (its hash
     checked); ``invented_only`` leaves out the library rules, which a model can know."""
     path = dataset / RULES
+    manifest = manifest if manifest is not None else read_manifest(dataset)
+    if not path.is_file() and manifest.get("answers") == {}:  # no item applies a rule: a graph without rules
+        return {}                                             # gives no rules file (it would be empty)
     if not path.is_file():
         raise DatasetError(f"rules = 'given' needs {path}; datasets written by kgsynth 0.1 lack it: {_REWRITE}")
-    manifest = manifest if manifest is not None else read_manifest(dataset)
     rows = verified_rows(dataset, RULES, manifest, lambda row: (row["rule_iri"], row["statements"], row.get("origin")))
     return {iri: statements for iri, statements, origin in rows if not (invented_only and origin == "library")}

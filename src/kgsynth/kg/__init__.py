@@ -1,12 +1,15 @@
 """The knowledge graph: store, loading, labels, statistics, networkx view, rule vocabulary."""
 
-from kgsynth.kg._backends import EndpointBackend, OxigraphBackend, Rows
+from kgsynth.kg._backends import Credentials, EndpointBackend, OxigraphBackend, Rows
 from kgsynth.kg._graph import KnowledgeGraph
+from kgsynth.kg._load import demo_graph_path
 from kgsynth.kg._stats import GraphStats
 from kgsynth.kg._terms import Term, local_name, to_python
 from kgsynth.kg.vocab import Rule, RuleKind, load_rules
 
 __all__ = [
+    "Credentials",
     "EndpointBackend",
     "OxigraphBackend",
-    "GraphStats", "KnowledgeGraph", "Rows", "Rule", "RuleKind", "Term", "load_rules", "local_name", "to_python"]
+    "GraphStats", "KnowledgeGraph", "Rows", "Rule", "RuleKind", "Term", "demo_graph_path", "load_rules", "local_name",
+    "to_python"]

@@ -11,7 +11,7 @@ import pyoxigraph as ox
 
 from kgsynth.errors import GraphLoadError, KgsynthError
 from kgsynth.kg import _load
-from kgsynth.kg._backends import Backend, EndpointBackend, OxigraphBackend, Rows
+from kgsynth.kg._backends import Backend, Credentials, EndpointBackend, OxigraphBackend, Rows
 from kgsynth.kg._terms import NUMERIC_TYPES, Term, bind_values, local_name, to_python
 from kgsynth.kg.vocab import KGS, LABEL_PATH, LABEL_PREDICATES
 
@@ -88,6 +88,13 @@ class KnowledgeGraph:
         return kg
 
     @classmethod
+    def demo(cls, *, lang: Sequence[str] = ("en",)) -> KnowledgeGraph:
+        """The demo graph shipped with kgsynth (what ``kgsynth synth`` reads when given no graph)."""
+        kg = cls.load(_load.demo_graph_path(), lang=lang)
+        kg.backend.description = "the kgsynth demo graph"  # not this machine's install path: manifests are shared
+        return kg
+
+    @classmethod
     def open(cls, store_path: str | os.PathLike[str], *, lang: Sequence[str] = ("en",)) -> KnowledgeGraph:
         """Open an on-disk store written earlier by ``load(..., store_path=...)``."""
         if not Path(store_path).is_dir():
@@ -99,9 +106,29 @@ class KnowledgeGraph:
         return cls(OxigraphBackend(store, f"store {store_path}"), lang=lang)
 
     @classmethod
-    def from_endpoint(cls, url: str, *, lang: Sequence[str] = ("en",), timeout: float = 60.0) -> KnowledgeGraph:
-        """A read-only graph behind a SPARQL endpoint (its default graph is queried)."""
-        kg = cls(EndpointBackend(url, timeout), lang=lang)
+    def from_endpoint(
+        cls,
+        url: str,
+        *,
+        lang: Sequence[str] = ("en",),
+        timeout: float = 60.0,
+        graph_uri: str | None = None,
+        auth: Credentials | tuple[str, str] | None = None,
+        retries: int = 3,
+        backoff: float = 0.5,
+    ) -> KnowledgeGraph:
+        """A read-only graph behind a SPARQL endpoint: its default graph, or the graph
+        ``graph_uri`` (sent as the SPARQL protocol's ``default-graph-uri``).
+
+        ``timeout`` is the deadline of each attempt; an attempt that fails with HTTP 429 or
+        5xx, a timeout or a dropped connection is made again up to ``retries`` times, after
+        ``backoff`` seconds doubling (see :class:`EndpointBackend`), so one query can take up
+        to ``(retries + 1) * timeout`` and the waits. ``auth`` is a user name and password for
+        HTTP Basic or Digest (``Credentials.from_env()`` reads ``KGSYNTH_SPARQL_USER`` and
+        ``KGSYNTH_SPARQL_PASSWORD``). One probe query runs here, so a down endpoint fails now.
+        """
+        backend = EndpointBackend(url, timeout, graph_uri=graph_uri, auth=auth, retries=retries, backoff=backoff)
+        kg = cls(backend, lang=lang)
         kg.select("SELECT * WHERE { ?s ?p ?o } LIMIT 1")  # fail here, not mid-job, if it is down
         return kg
 

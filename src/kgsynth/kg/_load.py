@@ -7,6 +7,7 @@ import gzip
 import hashlib
 import re
 import zlib
+from importlib import resources
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -102,3 +103,13 @@ def _syntax_message(path: Path, error: SyntaxError) -> str:
     if error.lineno:
         return f"syntax error in {path} at line {error.lineno}, column {error.offset}: {detail}"
     return f"syntax error in {path}: {detail}"
+
+
+def demo_graph_path() -> Path:
+    """The folder of the demo graph shipped in the package (``data/demo`` in the repository
+    links to it): what ``kgsynth synth`` loads when no graph is given."""
+    folder = resources.files("kgsynth.kg").joinpath("demo")
+    if not isinstance(folder, Path) or not folder.is_dir():  # e.g. a zipped install: no folder to load
+        raise GraphLoadError(f"the packaged demo graph is not a folder on disk ({folder}): reinstall kgsynth, "
+                             "or give graph files")
+    return folder

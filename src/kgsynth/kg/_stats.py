@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import statistics
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,9 @@ _LITERAL_TYPES = f"""SELECT ?dt (COUNT(*) AS ?n) WHERE {{
   ?s ?p ?o FILTER(isLiteral(?o))
   BIND(IF(LANG(?o) != "", <{RDF}langString>, COALESCE(DATATYPE(?o), <{XSD}string>)) AS ?dt)
 }} GROUP BY ?dt"""
-_DEGREES = "SELECT (COUNT(*) AS ?d) WHERE { { ?n ?p ?o } UNION { ?s ?p ?n FILTER(!isLiteral(?n)) } } GROUP BY ?n"
+# out- and in-degrees apart: Virtuoso 7 groups the UNION of both wrongly (1,108 nodes of the demo's 1,166)
+_OUT_DEGREES = "SELECT ?n (COUNT(*) AS ?d) WHERE { ?n ?p ?o } GROUP BY ?n"
+_IN_DEGREES = "SELECT ?n (COUNT(*) AS ?d) WHERE { ?s ?p ?n FILTER(!isLiteral(?n)) } GROUP BY ?n"
 _LABELLED = f"SELECT (COUNT(DISTINCT ?e) AS ?n) WHERE {{ ?e {LABEL_PATH} ?l }}"
 _LABEL_LANGS = f"SELECT ?lang (COUNT(DISTINCT ?e) AS ?n) WHERE {{ ?e {LABEL_PATH} ?l }} GROUP BY (LANG(?l) AS ?lang)"
 _RULES = f"SELECT ?kind (COUNT(DISTINCT ?r) AS ?n) WHERE {{ ?r a <{KGS}Rule> ; <{KGS}kind> ?kind }} GROUP BY ?kind"
@@ -81,7 +84,10 @@ def _degree_summary(degrees: list[int]) -> DegreeSummary:
 def compute_stats(kg: KnowledgeGraph, top: int) -> GraphStats:
     relation_counts = {p: int(n.value) for p, n in kg.select(_RELATIONS)}
     literal_types = {_short(dt.value): int(n.value) for dt, n in kg.select(_LITERAL_TYPES)}
-    degrees = [int(d.value) for (d,) in kg.select(_DEGREES)]
+    degree: collections.Counter = collections.Counter()
+    for query in (_OUT_DEGREES, _IN_DEGREES):
+        degree.update({node: int(d.value) for node, d in kg.select(query)})
+    degrees = list(degree.values())
     top_relations = sorted(relation_counts.items(), key=lambda kv: (-kv[1], kv[0].value))[:top]
     labels = kg.labels([p for p, _ in top_relations])
     return GraphStats(

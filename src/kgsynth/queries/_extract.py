@@ -30,6 +30,7 @@ import pyoxigraph as ox
 from kgsynth.errors import KgsynthError, UnknownShapeError
 from kgsynth.kg import KnowledgeGraph, Term
 from kgsynth.kg.vocab import KGS
+from kgsynth.queries._anchors import Anchors, anchor_population
 from kgsynth.queries._rule_queries import rule_application_queries
 from kgsynth.queries._subgraph import Fact, Node, Shape, Subgraph, share_field_names
 from kgsynth.queries._templates import Template, load_template
@@ -335,8 +336,12 @@ def sample_subgraphs(
     per_anchor: int = 2,
     batch_size: int = 200,
     max_set_size: int = 8,
+    anchors: Anchors | None = None,
 ) -> Iterator[Subgraph]:
     """Up to ``limit`` subgraphs drawn around random anchor entities (deterministic per seed).
+
+    The anchors are every entity a template can start from, or, with ``anchors``, only the
+    members of a class or what a query lists (no query then scans the whole graph for them).
 
     A shape with several templates (conditional, multihop_set) takes from each in turn.
     Fewer than ``limit`` come back only when every anchor has been tried. multihop_set
@@ -348,7 +353,7 @@ def sample_subgraphs(
     names = templates_for(shape, hops, variant)
     _require_rules(kg, names)
     templates = [load_template(name) for name in names]
-    populations = {t.anchors_from: _anchor_population(kg, t.anchors_from) for t in templates}
+    populations = {t.anchors_from: anchor_population(kg, t.anchors_from, anchors) for t in templates}
     facts = _Facts(kg)  # shared: the conditional forms walk around many of the same hubs
     streams = [
         _sample_template(kg, t, populations[t.anchors_from], facts, _rng(seed, t), per_anchor, batch_size, max_set_size)
@@ -371,16 +376,6 @@ def _rng(seed: int, template: Template) -> random.Random:
     """A template's own random stream; the set-valued chains share theirs, so that they walk
     from the same anchors in the same order and read the facts around them once."""
     return random.Random(f"{seed}:{Shape.multihop_set.value if template.fan_hop else template.name}")
-
-
-def _anchor_population(kg: KnowledgeGraph, name: str) -> list[Term]:
-    """The template's candidate anchors, sorted; kept with the graph (1-3 s at 1M triples)."""
-
-    def query() -> list[Term]:
-        rows = kg.select(load_template(name).text)
-        return sorted((row[0] for row in rows if isinstance(row[0], ox.NamedNode)), key=str)
-
-    return kg.memo(("anchor population", name), query)
 
 
 def _anchor_batches(population: list[Term], rng: random.Random, batch_size: int) -> Iterator[list[Term]]:
@@ -416,7 +411,8 @@ class _Facts:
             name, var, position = _LOOKUPS[lookup]
             fetched: dict[Term, list[tuple]] = {t: [] for t in missing}
             for fact in self.kg.select(load_template(name).text, ((var,), [(t,) for t in missing])):
-                fetched[fact[position]].append(fact)
+                if lookup != "functional" or not (isinstance(fact[2], ox.BlankNode) or fact[2] == fact[0]):
+                    fetched[fact[position]].append(fact)
             for term, facts in fetched.items():
                 found[term] = sorted(facts, key=lambda f: tuple(map(str, f)))
         return found

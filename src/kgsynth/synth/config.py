@@ -10,9 +10,10 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError, field_validator, model_validator
 
 from kgsynth.errors import KgsynthError
+from kgsynth.kg import Credentials, KnowledgeGraph
 from kgsynth.llm import ModelConfig
 from kgsynth.llm.cache import default_cache_path
-from kgsynth.queries import Shape
+from kgsynth.queries import Anchors, Shape
 from kgsynth.synth.dialogue import DialogueSettings
 from kgsynth.synth.formats import AnswerFormat
 from kgsynth.synth.scenario import Difficulty, WorldPolicy
@@ -49,8 +50,32 @@ def http_url_or_none(url: str | None) -> str | None:
 
 
 class GraphConfig(_Strict):
-    paths: tuple[str, ...] = ("data/demo",)
+    paths: tuple[str, ...] = Field((), description="RDF files or folders; none (and no endpoint): the demo graph shipped "
+                                   "in the package (kgsynth.kg.demo_graph_path(), resolved where the graph is loaded)")
     label_languages: tuple[str, ...] = ("en", "ru")
+    endpoint: str | None = Field(None, description="a SPARQL endpoint URL to read the graph from, instead of paths")
+    graph_uri: str | None = Field(None, description="the endpoint's named graph to query (its default graph when unset)")
+    timeout: float = Field(60.0, gt=0, description="deadline of one endpoint request in seconds")
+
+    _endpoint_url = field_validator("endpoint")(http_url_or_none)
+
+    @model_validator(mode="after")
+    def _files_or_endpoint(self) -> GraphConfig:
+        if self.endpoint and self.paths:
+            raise ValueError("give graph.paths or graph.endpoint, not both")
+        if self.graph_uri and not self.endpoint:
+            raise ValueError("graph.graph_uri names a graph of an endpoint: set graph.endpoint too")
+        return self
+
+    def open(self) -> KnowledgeGraph:
+        """The graph: the endpoint (credentials from KGSYNTH_SPARQL_USER / _PASSWORD, if set),
+        the files, or the packaged demo graph."""
+        if self.endpoint:
+            return KnowledgeGraph.from_endpoint(self.endpoint, lang=self.label_languages, timeout=self.timeout,
+                                                graph_uri=self.graph_uri, auth=Credentials.from_env())
+        if self.paths:
+            return KnowledgeGraph.load(*self.paths, lang=self.label_languages)
+        return KnowledgeGraph.demo(lang=self.label_languages)
 
 
 class SamplingConfig(_Strict):
@@ -61,6 +86,21 @@ class SamplingConfig(_Strict):
         "auto", description="subgraphs a model can answer from world knowledge (facts of real places, docs/vocabulary.md): "
         "skip them; keep them (flagged metadata.world_knowledge); auto: skip them unless a closed-book filter runs, "
         "which then decides (yes/no ones, which it never guesses, are skipped)")
+    anchor_class: str | None = Field(None, description="an IRI: sample only around members of this class (no query then "
+                                     "scans the whole graph for anchors: for large servers)")
+    anchors_query: str | None = Field(None, description="a SPARQL SELECT whose first variable lists the anchor entities, read in pages")
+
+    @model_validator(mode="after")
+    def _one_anchor_source(self) -> SamplingConfig:
+        self.anchors  # noqa: B018 - raises when both are given
+        return self
+
+    @property
+    def anchors(self) -> Anchors | None:
+        """The anchor restriction, or None for every entity a template can start from."""
+        if self.anchor_class is None and self.anchors_query is None:
+            return None
+        return Anchors(anchor_class=self.anchor_class, anchors_query=self.anchors_query)
 
 
 class DatasetConfig(_Strict):

@@ -1,8 +1,9 @@
 """Dataset files: every item as JSONL and Parquet, the public/private split, a manifest.
 
 Rows have one fixed schema (``datasets.load_dataset("json"/"parquet", ...)`` reads every
-file): the gold is always a string (a set's members joined by "; ") with ``gold_items``
-listing the members, and decimals are strings. Files are written to a temporary name and
+file; it fails on a file without rows, so a file that would have none is not written): the
+gold is always a string (a set's members joined by "; ") with ``gold_items`` listing the
+members, and decimals are strings. Files are written to a temporary name and
 renamed, so a killed run never leaves a half-written file; nothing time-dependent is
 written, so the same seed and config give byte-identical files.
 
@@ -132,7 +133,8 @@ def split_lines(row: dict) -> dict[str, bytes]:
 
 class DatasetWriter:
     """Streams pre-serialised lines into every split's JSONL; on a clean exit converts each
-    JSONL to Parquet (pyarrow's streaming JSON reader, fixed schema) and renames both into place.
+    JSONL to Parquet (pyarrow's streaming JSON reader, fixed schema) and renames both into place;
+    a split without rows (a run that kept no item) gets neither file, and ``paths`` lists the files written.
 
     ``ready_jsonl`` (split -> a finished JSONL file) takes those files as they are instead
     of lines: they are hard-linked into place (copied where the file system cannot link),
@@ -172,7 +174,14 @@ class DatasetWriter:
             return
         _put_public_in_order(self.out)
         for name in SPLITS:
-            _jsonl_to_parquet(_partial(self.out / f"{name}.jsonl"), _partial(self.out / f"{name}.parquet"), _schema(name))
+            jsonl = _partial(self.out / f"{name}.jsonl")
+            if jsonl.stat().st_size == 0:  # no rows: no files (datasets.load_dataset fails on an empty JSONL or Parquet file)
+                jsonl.unlink()
+                for final in (self.out / f"{name}.jsonl", self.out / f"{name}.parquet"):
+                    final.unlink(missing_ok=True)  # an earlier run's
+                    self.paths.remove(final)
+                continue
+            _jsonl_to_parquet(jsonl, _partial(self.out / f"{name}.parquet"), _schema(name))
         for final in self.paths:
             _replace(_partial(final), final)
 
@@ -311,11 +320,13 @@ def read_jsonl(path: Path) -> Iterator[dict]:
 
 
 class JsonlWriter:
-    """Rows to a JSONL file through a ``.partial`` name, renamed when the block ends cleanly."""
+    """Rows to a JSONL file through a ``.partial`` name, renamed when the block ends cleanly;
+    no row, no file (``datasets.load_dataset`` fails on an empty JSONL file), an earlier one removed."""
 
     def __init__(self, path: Path):
         self.path = path
         self.tmp = path.with_name(path.name + ".partial")
+        self.rows = 0
 
     def __enter__(self) -> JsonlWriter:
         self.file = self.tmp.open("wb")
@@ -323,11 +334,15 @@ class JsonlWriter:
 
     def write(self, row: dict) -> None:
         self.file.write(json_line(row))
+        self.rows += 1
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self.file.close()
-        if exc_type is None:
+        if exc_type is None and self.rows:
             os.replace(self.tmp, self.path)
+        elif exc_type is None:
+            self.tmp.unlink()
+            self.path.unlink(missing_ok=True)
 
 
 _PROTOTYPE = _prototype_row()

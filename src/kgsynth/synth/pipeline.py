@@ -174,7 +174,8 @@ def _subgraphs(kg: KnowledgeGraph, config: SynthConfig):
     for shape in config.sampling.shapes:
         hops = (2, 3, 4) if shape is Shape.multihop else (2,)
         for h in hops:
-            yield from sample_subgraphs(kg, shape, limit=sampling.subgraphs_per_shape, seed=seed, hops=h, per_anchor=sampling.per_anchor)
+            yield from sample_subgraphs(kg, shape, limit=sampling.subgraphs_per_shape, seed=seed, hops=h, per_anchor=sampling.per_anchor,
+                                        anchors=sampling.anchors)
 
 
 def make_filters(config: SynthConfig, rules: dict[str, Rule], kg: KnowledgeGraph | None = None,
@@ -266,7 +267,8 @@ def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Pro
         raise KgsynthError("the graph has no kgs:Rule resources; load a rules file or drop rule_application from the shapes")
     if Shape.rule_application in config.sampling.shapes:
         check_rules(kg, rules, KNOWN_UNITS)
-    triples = _triples(kg)  # a full count: once per run
+    # a full count, once per run; not where the anchors are restricted (a graph too large to scan)
+    triples = None if config.sampling.anchors else _triples(kg)
     run_key = _run_key(config, triples, kg.fingerprint)
     result = _finished(out, run_key) or _run(kg, config, out, rules, triples, run_key, progress)
     if not result.items:
@@ -274,7 +276,7 @@ def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Pro
     return result
 
 
-def _run(kg: KnowledgeGraph, config: SynthConfig, out: Path, rules: dict[str, Rule], triples: int, run_key: str,
+def _run(kg: KnowledgeGraph, config: SynthConfig, out: Path, rules: dict[str, Rule], triples: int | None, run_key: str,
          progress: Progress | None) -> SynthResult:
     with ExitStack() as frozen:
         with collector_paused():
@@ -283,7 +285,7 @@ def _run(kg: KnowledgeGraph, config: SynthConfig, out: Path, rules: dict[str, Ru
         return _run_plans(kg, config, out, rules, plans, triples, run_key, progress)
 
 
-def _run_plans(kg: KnowledgeGraph, config: SynthConfig, out: Path, rules: dict[str, Rule], plans: list[CellPlan], triples: int,
+def _run_plans(kg: KnowledgeGraph, config: SynthConfig, out: Path, rules: dict[str, Rule], plans: list[CellPlan], triples: int | None,
                run_key: str, progress: Progress | None) -> SynthResult:
     if not any(plan.scenarios for plan in plans):
         raise KgsynthError(f"the graph gives no scenario for the configured shapes, difficulties and formats: {_why_no_scenario(kg, config, rules)}")
@@ -413,13 +415,13 @@ def _why_empty(result: SynthResult) -> str:
         line += f"; --n {best * cells * len(manifest['config']['dataset']['languages']):,} would fill the fullest"
     by_filter: Counter[str] = Counter()
     example: dict[str, str] = {}
-    for r in read_jsonl(path):
+    for r in read_jsonl(path) if path.is_file() else ():  # none when nothing was rejected
         by_filter[r["filter"]] += 1
         example.setdefault(r["filter"], r["reason"].splitlines()[0])
     if by_filter:
         name, count = by_filter.most_common(1)[0]
-        line += f"; {name} rejected most ({count:,}), e.g. {example[name]}"
-    return f"{line} (all in {path})"
+        line += f"; {name} rejected most ({count:,}), e.g. {example[name]} (all in {path})"
+    return line
 
 
 def _shortfall(config: SynthConfig, per_cell: int, closed: dict[str, dict], items: int) -> dict[str, int]:
@@ -883,7 +885,7 @@ _FLUSH_SECONDS = 0.2  # without models: what a kill may lose, against a flush pe
 _LOG_FORMAT = "spooled-lines-1"  # changes when progress.jsonl records change meaning
 
 
-def _run_key(config: SynthConfig, triples: int, fingerprint: str | None) -> str:
+def _run_key(config: SynthConfig, triples: int | None, fingerprint: str | None) -> str:
     """What a resumed run must share with the stopped one: config (with the filters it
     runs, which a default may change), kgsynth version, the graph (its files' contents when
     it was loaded from files, else its size), and the progress log's format."""
@@ -892,7 +894,7 @@ def _run_key(config: SynthConfig, triples: int, fingerprint: str | None) -> str:
 
 
 def _assemble(
-    out: Path, work: _Work, config: SynthConfig, per_cell: int, plans: list[CellPlan], kg: KnowledgeGraph, triples: int,
+    out: Path, work: _Work, config: SynthConfig, per_cell: int, plans: list[CellPlan], kg: KnowledgeGraph, triples: int | None,
     stages: list[str], rules: dict[str, Rule], run_key: str,
 ) -> SynthResult:
     """Write the dataset files from the progress log, in the fixed cell and scenario order."""
@@ -925,7 +927,8 @@ def _assemble(
                 counts.update(f"{record['cell']}/{language}" for language in record["languages"])
                 answers.add(plan_of[record["cell"]].scenarios[record["index"]], len(record["languages"]))
     rules_file = _write_rules(out / "private" / "rules.jsonl", rules)
-    files = {str(p.relative_to(out)): sha256_file(p) for p in sorted([*writer.paths, out / "rejections.jsonl", rules_file])}
+    written = [*writer.paths, *[p for p in (out / "rejections.jsonl", rules_file) if p.is_file()]]  # none without rows
+    files = {str(p.relative_to(out)): sha256_file(p) for p in sorted(written)}
     manifest = {
         "kgsynth": kgsynth.__version__,
         "version": version,

@@ -1,0 +1,206 @@
+"""FAKES for SPARQL error-handling tests only; neither is a SPARQL engine.
+
+``FakeFlakySparqlServer`` is a FAULT INJECTOR: by script it answers HTTP 429 (with
+Retry-After), 400, 500, 502, 503, 504, stalls past the client's deadline, drops the
+connection without an answer, or sends JSON that is not SPARQL results; its "ok" answer
+is canned (one row). It tests the retry schedule and the one-line errors, never results.
+
+``FakeAuthGate`` is an HTTP Basic or Digest gate, as a reverse proxy (nginx) or Virtuoso's
+``/sparql-auth`` puts in front of an endpoint: it checks the credentials and forwards the
+query to a real SPARQL server (the ``oxigraph serve`` fixture), whose answer it passes
+back. ``echo=True`` makes it a careless server instead: it answers HTTP 500 with a body
+that repeats the Authorization header and the password it decoded, for redaction tests.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import secrets
+import threading
+import time
+import urllib.error
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Self
+
+ANSWER = json.dumps({"head": {"vars": ["s"]}, "results": {"bindings": [{"s": {"type": "uri", "value": "http://x/a"}}]}}).encode()
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:  # a client that gave up mid-answer is no news here
+        pass
+
+
+class _Served:
+    """A ThreadingHTTPServer on 127.0.0.1 in a thread, as a context manager."""
+
+    def _start(self, handler: type[BaseHTTPRequestHandler], path: str) -> None:
+        self._closing = threading.Event()
+        self._server = _QuietServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}{path}"
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._closing.set()  # a stalled answer stops waiting
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class FakeFlakySparqlServer(_Served):
+    """FAULT INJECTOR. ``script``: what each request in turn gets, then ``then`` for every
+    later one: "ok" (the canned answer), "429" / "503" (optionally "429:0.2", the
+    Retry-After header's value), "400", "500", "502", "504", "stall" (no answer for
+    ``stall_s`` seconds, then the canned one), "reset" (the connection closed with no
+    answer), "badjson" (200 with JSON that is not SPARQL results). ``times`` holds when each
+    request arrived (time.monotonic), ``bodies`` their form bodies."""
+
+    def __init__(self, script: list[str], then: str = "ok", stall_s: float = 3.0):
+        self.script, self.then, self.stall_s = list(script), then, stall_s
+        self.times: list[float] = []
+        self.bodies: list[str] = []
+        self._lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+                with fake._lock:
+                    fake.times.append(time.monotonic())
+                    fake.bodies.append(body)
+                    action = fake.script.pop(0) if fake.script else fake.then
+                fake._act(self, action)
+
+            do_GET = do_POST
+
+        self._start(Handler, "/sparql")
+
+    @property
+    def requests(self) -> int:
+        return len(self.times)
+
+    def _act(self, handler: BaseHTTPRequestHandler, action: str) -> None:
+        kind, _, retry_after = action.partition(":")
+        if kind == "reset":  # nothing written: the server closes the connection once the handler returns
+            handler.close_connection = True
+            return
+        if kind == "stall" and self._closing.wait(self.stall_s):
+            return
+        if kind in ("ok", "stall"):
+            self._send(handler, 200, "application/sparql-results+json", ANSWER)
+        elif kind == "badjson":
+            self._send(handler, 200, "application/sparql-results+json", b'{"hello": "world"}')
+        elif kind == "400":
+            self._send(handler, 400, "text/plain", b"Parse error: unexpected '}'")
+        else:
+            extra = {"Retry-After": retry_after} if retry_after else {}
+            self._send(handler, int(kind), "text/plain", f"fault {kind}".encode(), extra)
+
+    @staticmethod
+    def _send(handler: BaseHTTPRequestHandler, status: int, ctype: str, body: bytes, extra: dict | None = None) -> None:
+        try:
+            handler.send_response(status)
+            handler.send_header("Content-Type", ctype)
+            handler.send_header("Content-Length", str(len(body)))
+            handler.send_header("Connection", "close")
+            for name, value in (extra or {}).items():
+                handler.send_header(name, value)
+            handler.end_headers()
+            handler.wfile.write(body)
+        except OSError:  # the client hung up (its deadline passed)
+            pass
+        handler.close_connection = True
+
+
+_PAIR = re.compile(r'(\w+)=(?:"([^"]*)"|([^\s,]+))')
+
+
+class FakeAuthGate(_Served):
+    """FAKE gate (see the module docstring): ``scheme`` "Basic" or "Digest"; a request with
+    the right ``user`` and ``password`` is forwarded to ``upstream`` (a real SPARQL query
+    URL); any other gets HTTP 401 with the challenge. ``authorized`` counts forwarded
+    requests, ``challenged`` the 401s."""
+
+    REALM = "kgsynth-test"
+
+    def __init__(self, upstream: str, scheme: str, user: str, password: str, echo: bool = False):
+        self.upstream, self.scheme, self.user, self.password, self.echo = upstream, scheme, user, password, echo
+        self.authorized = self.challenged = 0
+        self.authorizations: list[str] = []
+        gate = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                authorization = self.headers.get("Authorization") or ""
+                gate.authorizations.append(authorization)
+                if not gate._valid(authorization, self.command):
+                    gate.challenged += 1
+                    FakeFlakySparqlServer._send(self, 401, "text/plain", b"authentication required",
+                                                {"WWW-Authenticate": gate._challenge()})
+                    return
+                gate.authorized += 1
+                if gate.echo:
+                    echoed = f"upstream failed; you sent Authorization: {authorization} (password {gate.password})".encode()
+                    FakeFlakySparqlServer._send(self, 500, "text/plain", echoed)
+                    return
+                status, ctype, answer = gate._forward(body, self.headers)
+                FakeFlakySparqlServer._send(self, status, ctype, answer)
+
+        self._start(Handler, "/sparql-auth")
+
+    def _challenge(self) -> str:
+        if self.scheme == "Basic":
+            return f'Basic realm="{self.REALM}"'
+        return f'Digest realm="{self.REALM}", qop="auth", nonce="{secrets.token_hex(16)}", algorithm=MD5'
+
+    def _valid(self, authorization: str, method: str) -> bool:
+        scheme, _, rest = authorization.partition(" ")
+        if scheme != self.scheme:
+            return False
+        if scheme == "Basic":
+            try:
+                return base64.b64decode(rest).decode() == f"{self.user}:{self.password}"
+            except ValueError:
+                return False
+        fields = {m.group(1): m.group(2) if m.group(2) is not None else m.group(3) for m in _PAIR.finditer(rest)}
+        try:
+            ha1 = _md5(f"{fields['username']}:{self.REALM}:{self.password}")
+            ha2 = _md5(f"{method}:{fields['uri']}")
+            expected = _md5(f"{ha1}:{fields['nonce']}:{fields['nc']}:{fields['cnonce']}:{fields['qop']}:{ha2}")
+        except KeyError:
+            return False
+        return fields["username"] == self.user and fields.get("response") == expected
+
+    def _forward(self, body: bytes, headers) -> tuple[int, str, bytes]:
+        request = urllib.request.Request(self.upstream, data=body, method="POST", headers={
+            "Content-Type": headers.get("Content-Type", "application/x-www-form-urlencoded"),
+            "Accept": headers.get("Accept", "application/sparql-results+json"),
+        })
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, response.headers.get("Content-Type", ""), response.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.headers.get("Content-Type", "text/plain"), e.read()
+
+
+def _md5(text: str) -> str:
+    return hashlib.md5(text.encode()).hexdigest()  # noqa: S324 - HTTP Digest's own algorithm, not a safeguard
