@@ -28,13 +28,21 @@ subgraphs: $(STAMP)
 	done
 
 # Headless Chromium for the HTML report's browser test: Debian's package, installed when missing and
-# we are root with apt-get (about 40 s); otherwise that one test skips.
+# we are root with apt-get (about 40 s); otherwise that one test skips. Likewise Virtuoso 7 (Debian's
+# virtuoso-opensource, 5.4 MB, about 10 s), the second real SPARQL server of tests/test_virtuoso.py:
+# the tests start their own on free loopback ports (Debian's own service is not used).
 test: $(STAMP)
 	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		export DEBIAN_FRONTEND=noninteractive; \
 		apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1 \
 		|| { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null; } \
 		|| echo "chromium could not be installed: the report's browser test will skip"; \
+	fi
+	@if [ ! -x /usr/bin/virtuoso-t ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y -qq --no-install-recommends virtuoso-opensource >/dev/null 2>&1 \
+		|| { apt-get update -qq && apt-get install -y -qq --no-install-recommends virtuoso-opensource >/dev/null; } \
+		|| echo "virtuoso-opensource could not be installed: the Virtuoso tests will skip"; \
 	fi
 	$(BIN)/python -m pytest -q
 

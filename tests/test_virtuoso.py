@@ -1,0 +1,152 @@
+"""Virtuoso 7 (Debian's virtuoso-opensource) as a second real SPARQL engine: on the demo graph and
+on FB15k-237, graph stats and sampled subgraphs are the embedded store's, `kgsynth graph subgraphs`
+writes the same bytes from the files, from `oxigraph serve` and from Virtuoso, and a dataset
+synthesized from Virtuoso is the embedded store's. Skipped where Virtuoso is not installed."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import DEMO, FB15K, ROOT, ntriples
+from typer.testing import CliRunner
+
+from kgsynth.cli import app
+from kgsynth.errors import EndpointError
+from kgsynth.kg import KnowledgeGraph
+from kgsynth.queries import sample_subgraphs
+from kgsynth.synth.config import SynthConfig
+from kgsynth.synth.pipeline import synthesize
+
+RULES = ROOT / "data" / "rules" / "fb15k237_rules.ttl"
+SHAPES = [("simple", {}), ("set", {}), ("conditional", {}), ("multihop", {"hops": 2}), ("multihop", {"hops": 3}),
+          ("multihop", {"hops": 4}), ("multihop_set", {}), ("comparison", {}), ("rule_application", {})]
+# name: (named graph in Virtuoso, files, label languages, subgraphs sampled per shape)
+GRAPHS = {
+    "demo": ("urn:kgsynth:test:demo", lambda: sorted(DEMO.glob("*.ttl")), ("en", "ru"), 200),
+    "fb15k237": ("urn:kgsynth:test:fb15k237", lambda: [FB15K, RULES], ("en",), 100),
+}
+# Virtuoso answers multihop_set's helper queries (fans.rq, relations_one_valued.rq) on FB15k-237
+# in about 100 s, whatever the limit: run with -m slow
+HEAVY = {("fb15k237", "multihop_set")}
+# Known differences (strict: a fix makes these fail until the mark goes), by test, graph and case id
+_DECIMAL = ("kgsynth.kg._terms.values_block writes an integral xsd:decimal as \"1392000\"^^xsd:decimal, which "
+            "Virtuoso 7.2 reads as an xsd:integer when VALUES has more than one row: the stored decimal no longer "
+            "joins (multihop_2's reversed first hop ?b1 ?r1 ?n loses 2 of 555 rows); written \"1392000.0\" it stays a "
+            "decimal (Oxigraph reads both as the same term)")
+_LITERAL_PIVOT = ("Virtuoso 7.2 matches a literal bound in VALUES by value, not by term: fans.rq at ?x = "
+                  "\"100\"^^xsd:decimal also finds enginePower 100 (an xsd:integer), at \"1\"^^xsd:decimal the hasPool "
+                  "booleans (stored as 1), so a set-valued chain through a literal fans out differently")
+KNOWN = {
+    ("sampling", "demo-multihop2"): _DECIMAL,
+    ("cli", "demo-multihop_set"): _LITERAL_PIVOT,
+}
+
+
+def _cases(test: str) -> list:
+    cases = []
+    for graph in GRAPHS:
+        for shape, kwargs in SHAPES:
+            case = f"{graph}-{shape}{kwargs.get('hops', '')}"
+            marks = [pytest.mark.slow] if (graph, shape) in HEAVY else []
+            if (test, case) in KNOWN:
+                marks.append(pytest.mark.xfail(strict=True, reason=KNOWN[test, case]))
+            cases.append(pytest.param(graph, shape, kwargs, id=case, marks=marks))
+    return cases
+
+
+@pytest.fixture(autouse=True)
+def _slow_only_when_asked(request):
+    if request.node.get_closest_marker("slow") and "slow" not in (request.config.option.markexpr or ""):
+        pytest.skip("Virtuoso takes minutes here: run with -m slow")
+
+
+class Engines:
+    """Each graph once per module: its files, the embedded store, Virtuoso's URL and graph, and
+    which graph `oxigraph serve` holds (the server is shared with test_endpoint.py)."""
+
+    def __init__(self, virtuoso, oxigraph, folder):
+        self.virtuoso, self.oxigraph, self.folder = virtuoso, oxigraph, folder
+        self.loaded: dict[str, tuple] = {}
+        self.in_oxigraph: str | None = None
+
+    def get(self, name: str) -> tuple[list, KnowledgeGraph, str, KnowledgeGraph]:
+        if name not in self.loaded:
+            if name == "fb15k237" and not FB15K.exists():
+                pytest.skip("../shared/external/fb15k237 is not present")
+            graph, files, lang, _ = GRAPHS[name]
+            files = files()
+            url = self.virtuoso.load(graph, *files)
+            virtuoso = KnowledgeGraph.from_endpoint(url, lang=lang, retries=0)  # a local server: no error is passing
+            self.loaded[name] = (files, KnowledgeGraph.load(*files, lang=lang), url, virtuoso)
+        return self.loaded[name]
+
+    def oxigraph_url(self, name: str) -> str:
+        if self.in_oxigraph != name:
+            nt = self.folder / f"{name}.nt"
+            ntriples(self.get(name)[0], nt)
+            self.oxigraph.clear()
+            self.oxigraph.load(nt, "application/n-triples")
+            nt.unlink()  # FB15k-237's is 65 MB
+            self.in_oxigraph = name
+        return self.oxigraph.query_url
+
+
+@pytest.fixture(scope="module")
+def engines(virtuoso_server, oxigraph_server, tmp_path_factory):
+    return Engines(virtuoso_server, oxigraph_server, tmp_path_factory.mktemp("engines"))
+
+
+@pytest.mark.parametrize("graph", [
+    "demo",
+    pytest.param("fb15k237", marks=pytest.mark.xfail(strict=True, reason=(
+        "kgsynth.kg._stats: Virtuoso 7.2.5 groups `SELECT ?n (COUNT(*) AS ?d) WHERE { ?s ?p ?n FILTER(!isLiteral(?n)) } "
+        "GROUP BY ?n` wrongly on FB15k-237 (3,829 nodes and 28,933 facts instead of 13,541 and 310,171); the same query "
+        "without the FILTER, literals dropped afterwards, counts right"))),
+])
+def test_stats_match(engines, graph):
+    _, embedded, _, virtuoso = engines.get(graph)
+    assert virtuoso.is_remote and virtuoso.stats() == embedded.stats()
+
+
+@pytest.mark.parametrize(("graph", "shape", "kwargs"), _cases("sampling"))
+def test_sampling_matches_embedded(engines, graph, shape, kwargs):
+    _, embedded, _, virtuoso = engines.get(graph)
+    limit = GRAPHS[graph][3]
+    local = [sg.model_dump() for sg in sample_subgraphs(embedded, shape, limit=limit, seed=5, **kwargs)]
+    assert len(local) == limit, f"only {len(local)} {shape} subgraphs in {graph}"
+    remote = [sg.model_dump() for sg in sample_subgraphs(virtuoso, shape, limit=limit, seed=5, **kwargs)]
+    first = next((i for i, (a, b) in enumerate(zip(local, remote, strict=False)) if a != b), None)
+    assert remote == local, f"{len(remote)} subgraphs from Virtuoso, {len(local)} embedded; the first to differ: #{first}"
+
+
+@pytest.mark.parametrize(("graph", "shape", "kwargs"), _cases("cli"))
+def test_cli_writes_the_same_bytes_on_three_engines(engines, tmp_path, graph, shape, kwargs):
+    files, _, virtuoso_url, _ = engines.get(graph)
+    options = ["--shape", shape, "--limit", "40", "--seed", "3", *(["--hops", str(kwargs["hops"])] if kwargs else [])]
+    sources = {
+        "embedded": [str(f) for f in files],
+        "oxigraph": ["--endpoint", engines.oxigraph_url(graph)],
+        "virtuoso": ["--endpoint", virtuoso_url],
+    }
+    written = {}
+    for engine, source in sources.items():
+        out = tmp_path / f"{engine}.jsonl"
+        result = CliRunner().invoke(app, ["graph", "subgraphs", *source, *options, "--out", str(out)])
+        assert result.exit_code == 0, f"{engine}: {result.output} {result.exception!r}"
+        written[engine] = out.read_bytes()
+    assert written["embedded"].count(b"\n") == 40
+    assert written["oxigraph"] == written["embedded"]
+    assert written["virtuoso"] == written["embedded"]
+
+
+@pytest.mark.xfail(strict=True, raises=EndpointError, reason=(
+    "kgsynth.synth.lexicon._CLASS_QUERY puts #VALUES after the WHERE group ('SELECT ?c WHERE { ?e rdf:type ?c } "
+    "VALUES ?e {...}'); Virtuoso 7.2.5 answers HTTP 500 'SQ200: No column e.' (?e is not projected); with the "
+    "VALUES inside the group the 140 items are byte-identical"))
+def test_synthesis_from_virtuoso_writes_the_same_items(engines, tmp_path):
+    _, embedded, _, virtuoso = engines.get("demo")
+    config = SynthConfig.model_validate({"dataset": {"n": 40}})
+    synthesize(embedded, config, tmp_path / "embedded")
+    synthesize(virtuoso, config, tmp_path / "virtuoso")
+    items = (tmp_path / "embedded" / "items.jsonl").read_bytes()
+    assert items.count(b"\n") > 100
+    assert (tmp_path / "virtuoso" / "items.jsonl").read_bytes() == items
