@@ -22,6 +22,7 @@ import datetime as dt
 import json
 import os
 import platform
+import shutil
 import sys
 import tempfile
 import time
@@ -36,7 +37,7 @@ ROOT = HERE.parent
 sys.path[:0] = [str(HERE), str(ROOT / "tests")]
 from extract import SHAPES, run_limited  # noqa: E402
 from powerlaw import BASE, ENTITIES_PER_TRIPLE, entity, powerlaw_lines  # noqa: E402
-from servers import VirtuosoServer  # noqa: E402
+from servers import VIRTUOSO_MISSING, VirtuosoServer  # noqa: E402
 
 FB15K_RULES = ROOT / "data" / "rules" / "fb15k237_rules.ttl"
 CLASSES = 10
@@ -122,18 +123,20 @@ def run(args: argparse.Namespace) -> dict:
         embedded = KnowledgeGraph.load(path, *extra)
         result["embedded_load_s"] = round(time.perf_counter() - start, 1)
         result["embedded_store_rss_mb"] = _rss_of(os.getpid())
-        server = VirtuosoServer(folder / "virtuoso")
+        binary, isql = shutil.which("virtuoso-t"), shutil.which("isql-vt")
+        if binary is None or isql is None:
+            raise SystemExit(VIRTUOSO_MISSING)
+        server = VirtuosoServer(folder / "virtuoso", binary, isql)
         try:
             _progress("loading it into Virtuoso")
             start = time.perf_counter()
-            for file in (path, *extra):
-                server.load(file, GRAPH)
+            url = server.load(GRAPH, path, *extra)
             result["virtuoso_load_s"] = round(time.perf_counter() - start, 1)
-            remote = KnowledgeGraph.from_endpoint(server.query_url(GRAPH), timeout=600)
+            remote = KnowledgeGraph.from_endpoint(url, timeout=600)
             result["triples"] = len(embedded)
             result["anchors"] = anchors.anchor_class if anchors else "every entity (each template's population)"
             result["shapes"] = compare(embedded, remote, args, anchors)
-            result["virtuoso_rss_mb"] = _rss_of(server.pid)
+            result["virtuoso_rss_mb"] = _rss_of(server.process.pid)
         finally:
             server.stop()
     return result
