@@ -19,6 +19,7 @@ from kgsynth.cli._common import err as _err
 from kgsynth.errors import KgsynthError
 from kgsynth.kg import Credentials, KnowledgeGraph, load_rules
 from kgsynth.kg._backends import PASSWORD_ENV, USER_ENV
+from kgsynth.kg._stats import anchor_class_iri
 from kgsynth.llm import register_secret
 from kgsynth.queries import Shape, enumerate_subgraphs, sample_subgraphs
 
@@ -96,15 +97,25 @@ def stats(
     graph_uri: str | None = GraphUriOpt,
     retries: int = RetriesOpt,
     as_json: bool = typer.Option(False, "--json", help="Print the statistics as JSON."),
+    sample: int | None = typer.Option(
+        None, "--sample", min=1, metavar="N",
+        help="Cheap mode for large servers: count only N entities and the facts out of them (the first N subjects the "
+             "server returns, or members of --anchor-class); no query scans the whole store."),
+    anchor_class: str | None = typer.Option(None, "--anchor-class", metavar="IRI", help="With --sample: sample members of this class."),
 ) -> None:
     """Counts of triples, entities, relations, literal types, labels, rules and degrees."""
+    if anchor_class is not None:  # checked before a graph is loaded
+        if sample is None:
+            raise KgsynthError("--anchor-class needs --sample N: the whole graph's statistics are not per class")
+        anchor_class_iri(anchor_class)
     kg = open_graph(paths, endpoint, lang, timeout, graph_uri=graph_uri, retries=retries)
-    result = kg.stats()
+    result = kg.stats(sample=sample, anchor_class=anchor_class)
     if as_json:
         typer.echo(result.model_dump_json(indent=2))
         return
     console = Console()
-    summary = Table(title=str(kg.backend.description), show_header=False)
+    title = str(kg.backend.description) + ("" if sample is None else f"\n{result.scope}")
+    summary = Table(title=title, show_header=False)
     for name in ("triples", "entities", "relations", "literals", "labelled_entities"):
         summary.add_row(name, f"{getattr(result, name):,}")
     summary.add_row("label languages", ", ".join(f"{k}: {v:,}" for k, v in result.label_languages.items()))

@@ -266,11 +266,16 @@ class KnowledgeGraph:
         return term.value
 
     # ----------------------------------------------------------------- views
-    def stats(self, top: int = 10) -> GraphStats:
-        """Counts of triples, entities, relations, literal types and the degree distribution."""
+    def stats(self, top: int = 10, *, sample: int | None = None, anchor_class: str | None = None) -> GraphStats:
+        """Counts of triples, entities, relations, literal types and the degree distribution.
+
+        With ``sample=N`` they cover N entities and the facts out of them instead of the
+        whole graph (a server too large to scan): the first N members of ``anchor_class``
+        (an IRI) or else the first N subjects, in the server's order; ``scope`` says which.
+        """
         from kgsynth.kg._stats import compute_stats
 
-        return compute_stats(self, top)
+        return compute_stats(self, top, sample, anchor_class)
 
     def to_networkx(self, include_literals: bool = True) -> nx.MultiDiGraph:
         """The whole graph as a networkx MultiDiGraph (for notebook-sized graphs)."""

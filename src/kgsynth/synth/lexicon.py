@@ -50,7 +50,7 @@ FORM_TERMS = {
 _FORMS_QUERY = """SELECT ?p ?term ?form WHERE { VALUES ?term { %s } ?p ?term ?form }""" % " ".join(
     f"<{t}>" for t in FORM_TERMS.values()
 )
-_CLASS_QUERY = "SELECT ?c WHERE { ?e <%s> ?c } #VALUES" % RDF_TYPE
+_CLASS_QUERY = "SELECT ?c WHERE {\n#VALUES\n?e <%s> ?c }" % RDF_TYPE
 _DOMAINS_QUERY = "SELECT ?c ?d WHERE { ?c <%sdomain> ?d }" % KGS
 _PREPOSITIONS = frozenset("in at by of for on to from with into about as under over per within".split())
 _CYRILLIC = re.compile(r"[А-Яа-яЁё]")
