@@ -23,32 +23,17 @@ GRAPHS = {
     "demo": ("urn:kgsynth:test:demo", lambda: sorted(DEMO.glob("*.ttl")), ("en", "ru"), 200),
     "fb15k237": ("urn:kgsynth:test:fb15k237", lambda: [FB15K, RULES], ("en",), 100),
 }
-# Virtuoso answers multihop_set's helper queries (fans.rq, relations_one_valued.rq) on FB15k-237
-# in about 100 s, whatever the limit: run with -m slow
+# multihop_set on FB15k-237 takes Virtuoso about 15 s a test (the default run is near its
+# 15-minute budget): run with -m slow
 HEAVY = {("fb15k237", "multihop_set")}
-# Known differences (strict: a fix makes these fail until the mark goes), by test, graph and case id
-_VALUES_ROWS = ("Virtuoso 7.2.5 drops VALUES rows when one literal is ?n in one row and ?a in another and the ?n "
-                "column also holds IRIs: multihop_2 loses (1392000 annualIncome emp-031 worksIn ...) and its twin, 2 of "
-                "555 rows (3 rows reproduce it; the decimal's form, 1392000 or 1392000.0, does not matter)")
-_LITERAL_PIVOT = ("Virtuoso 7.2 matches a literal bound in VALUES by value, not by term: fans.rq at ?x = "
-                  "\"100\"^^xsd:decimal also finds enginePower 100 (an xsd:integer), at \"1\"^^xsd:decimal the hasPool "
-                  "booleans (stored as 1), so a set-valued chain through a literal fans out differently; re-reading the "
-                  "object to compare datatypes gave wrong rows when the VALUES block mixes IRIs and literals, and a "
-                  "third UNION branch with COALESCE(DATATYPE(?o), \"\") crashed the server")
-KNOWN = {
-    ("sampling", "demo-multihop2"): _VALUES_ROWS,
-    ("cli", "demo-multihop_set"): _LITERAL_PIVOT,
-}
 
 
-def _cases(test: str) -> list:
+def _cases() -> list:
     cases = []
     for graph in GRAPHS:
         for shape, kwargs in SHAPES:
             case = f"{graph}-{shape}{kwargs.get('hops', '')}"
             marks = [pytest.mark.slow] if (graph, shape) in HEAVY else []
-            if (test, case) in KNOWN:
-                marks.append(pytest.mark.xfail(strict=True, reason=KNOWN[test, case]))
             cases.append(pytest.param(graph, shape, kwargs, id=case, marks=marks))
     return cases
 
@@ -101,7 +86,7 @@ def test_stats_match(engines, graph):
     assert virtuoso.is_remote and virtuoso.stats() == embedded.stats()
 
 
-@pytest.mark.parametrize(("graph", "shape", "kwargs"), _cases("sampling"))
+@pytest.mark.parametrize(("graph", "shape", "kwargs"), _cases())
 def test_sampling_matches_embedded(engines, graph, shape, kwargs):
     _, embedded, _, virtuoso = engines.get(graph)
     limit = GRAPHS[graph][3]
@@ -112,7 +97,7 @@ def test_sampling_matches_embedded(engines, graph, shape, kwargs):
     assert remote == local, f"{len(remote)} subgraphs from Virtuoso, {len(local)} embedded; the first to differ: #{first}"
 
 
-@pytest.mark.parametrize(("graph", "shape", "kwargs"), _cases("cli"))
+@pytest.mark.parametrize(("graph", "shape", "kwargs"), _cases())
 def test_cli_writes_the_same_bytes_on_three_engines(engines, tmp_path, graph, shape, kwargs):
     files, _, virtuoso_url, _ = engines.get(graph)
     options = ["--shape", shape, "--limit", "40", "--seed", "3", *(["--hops", str(kwargs["hops"])] if kwargs else [])]
