@@ -46,7 +46,7 @@ MaxDirtyBuffers = 30000
 [HTTPServer]
 ServerPort = 127.0.0.1:{http_port}
 [SPARQL]
-ResultSetMaxRows = 1000000
+ResultSetMaxRows = {max_rows}
 MaxQueryExecutionTime = 600
 """
 _LOAD_STATE = re.compile(r"^LOADSTATE\s+(\d+)\s+(.*?)\s*$", re.MULTILINE)
@@ -76,8 +76,9 @@ class VirtuosoServer:
     meet. It is shared and stateful: each dataset is a named graph, loaded once per session
     (:meth:`load`), and queried through :meth:`query_url`."""
 
-    def __init__(self, folder: Path, server: str, isql: str):
-        self.folder, self.isql = folder, isql
+    def __init__(self, folder: Path, server: str, isql: str, max_rows: int = 200_000):
+        """``max_rows``: Virtuoso's ResultSetMaxRows, where it cuts an answer (and says so in a header)."""
+        self.folder, self.isql, self.max_rows = folder, isql, max_rows
         self.db, self.data = folder / "db", folder / "data"
         self.db.mkdir(parents=True, exist_ok=True)
         self.data.mkdir(exist_ok=True)
@@ -87,7 +88,8 @@ class VirtuosoServer:
             if self.sql_port == self.http_port:
                 continue
             self.base = f"http://127.0.0.1:{self.http_port}"
-            ini = _VIRTUOSO_INI.format(db=self.db, data=self.data, sql_port=self.sql_port, http_port=self.http_port)
+            ini = _VIRTUOSO_INI.format(db=self.db, data=self.data, sql_port=self.sql_port, http_port=self.http_port,
+                                       max_rows=max_rows)
             (folder / "virtuoso.ini").write_text(ini)
             with (folder / "virtuoso.out").open("ab") as out:
                 self.process = subprocess.Popen(

@@ -10,6 +10,7 @@ from conftest import DEMO, FB15K, ROOT, ntriples
 from typer.testing import CliRunner
 
 from kgsynth.cli import app
+from kgsynth.errors import EndpointError
 from kgsynth.kg import KnowledgeGraph
 from kgsynth.queries import sample_subgraphs
 from kgsynth.synth.config import SynthConfig
@@ -125,3 +126,16 @@ def test_synthesis_from_virtuoso_writes_the_same_items(engines, tmp_path):
     items = (tmp_path / "embedded" / "items.jsonl").read_bytes()
     assert items.count(b"\n") > 100
     assert (tmp_path / "virtuoso" / "items.jsonl").read_bytes() == items
+
+
+def test_an_answer_cut_at_the_servers_row_limit_is_an_error(engines, virtuoso_server):
+    """Virtuoso cuts an answer at ResultSetMaxRows with HTTP 200 and a header: sampling on from
+    it would miss facts without a word, so it is one line naming the limit instead."""
+    _, embedded, _, virtuoso = engines.get("demo")
+    cap = virtuoso_server.max_rows
+    pairs = f"SELECT ?a ?b WHERE {{ ?a a ?c . ?b a ?d }} LIMIT {cap + 1}"
+    assert len(list(embedded.select(pairs))) == cap + 1  # the demo has that many pairs to give
+    with pytest.raises(EndpointError, match=rf"cut its answer at its row limit \(X-SPARQL-MaxRows: {cap}\).*ResultSetMaxRows"):
+        list(virtuoso.select(pairs))
+    # an answer of exactly the limit is flagged too (Virtuoso cannot tell there was no more); one row less is not
+    assert len(list(virtuoso.select(f"SELECT ?a ?b WHERE {{ ?a a ?c . ?b a ?d }} LIMIT {cap - 1}"))) == cap - 1

@@ -68,6 +68,8 @@ class OxigraphBackend:
 USER_ENV = "KGSYNTH_SPARQL_USER"
 PASSWORD_ENV = "KGSYNTH_SPARQL_PASSWORD"
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+# Virtuoso's header on an answer it cut at ResultSetMaxRows (sent only then)
+_ROWS_CUT = "X-SPARQL-MaxRows"
 _REDACTED = "[REDACTED]"
 _MIN_SECRET = 4  # a shorter password is not replaced in error text: it would mangle ordinary words
 
@@ -268,6 +270,10 @@ class EndpointBackend:
         late = f"{self.description} sent no complete answer within {self.timeout:g} s"
         try:
             with opener.open(request, timeout=self.timeout) as response:
+                if cap := response.headers.get(_ROWS_CUT):
+                    raise EndpointError(f"{self.description} cut its answer at its row limit ({_ROWS_CUT}: {cap}): the "
+                                        "sample would silently miss facts; raise the server's limit (Virtuoso: "
+                                        "ResultSetMaxRows in virtuoso.ini) or restrict the anchors")
                 return response.read(), response.headers.get_content_type()
         except urllib.error.HTTPError as e:
             detail = self._scrub(_body_line(e))
