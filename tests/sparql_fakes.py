@@ -36,10 +36,36 @@ class _QuietServer(ThreadingHTTPServer):
         pass
 
 
+class _Handler(BaseHTTPRequestHandler):
+    """HTTP/1.1, no access log; reads a request's body and writes one whole answer."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def body(self) -> bytes:
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def answer(self, status: int, ctype: str, body: bytes, extra: dict | None = None) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Connection", "close")
+            for name, value in (extra or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(body)
+        except OSError:  # the client hung up (its deadline passed)
+            pass
+        self.close_connection = True
+
+
 class _Served:
     """A ThreadingHTTPServer on 127.0.0.1 in a thread, as a context manager."""
 
-    def _start(self, handler: type[BaseHTTPRequestHandler], path: str) -> None:
+    def _start(self, handler: type[_Handler], path: str) -> None:
         self._closing = threading.Event()
         self._server = _QuietServer(("127.0.0.1", 0), handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}{path}"
@@ -70,14 +96,9 @@ class FakeFlakySparqlServer(_Served):
         self._lock = threading.Lock()
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args) -> None:
-                pass
-
+        class Handler(_Handler):
             def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+                body = self.body().decode()
                 with fake._lock:
                     fake.times.append(time.monotonic())
                     fake.bodies.append(body)
@@ -92,7 +113,7 @@ class FakeFlakySparqlServer(_Served):
     def requests(self) -> int:
         return len(self.times)
 
-    def _act(self, handler: BaseHTTPRequestHandler, action: str) -> None:
+    def _act(self, handler: _Handler, action: str) -> None:
         kind, _, retry_after = action.partition(":")
         if kind == "reset":  # nothing written: the server closes the connection once the handler returns
             handler.close_connection = True
@@ -100,29 +121,14 @@ class FakeFlakySparqlServer(_Served):
         if kind == "stall" and self._closing.wait(self.stall_s):
             return
         if kind in ("ok", "stall"):
-            self._send(handler, 200, "application/sparql-results+json", ANSWER)
+            handler.answer(200, "application/sparql-results+json", ANSWER)
         elif kind == "badjson":
-            self._send(handler, 200, "application/sparql-results+json", b'{"hello": "world"}')
+            handler.answer(200, "application/sparql-results+json", b'{"hello": "world"}')
         elif kind == "400":
-            self._send(handler, 400, "text/plain", b"Parse error: unexpected '}'")
+            handler.answer(400, "text/plain", b"Parse error: unexpected '}'")
         else:
             extra = {"Retry-After": retry_after} if retry_after else {}
-            self._send(handler, int(kind), "text/plain", f"fault {kind}".encode(), extra)
-
-    @staticmethod
-    def _send(handler: BaseHTTPRequestHandler, status: int, ctype: str, body: bytes, extra: dict | None = None) -> None:
-        try:
-            handler.send_response(status)
-            handler.send_header("Content-Type", ctype)
-            handler.send_header("Content-Length", str(len(body)))
-            handler.send_header("Connection", "close")
-            for name, value in (extra or {}).items():
-                handler.send_header(name, value)
-            handler.end_headers()
-            handler.wfile.write(body)
-        except OSError:  # the client hung up (its deadline passed)
-            pass
-        handler.close_connection = True
+            handler.answer(int(kind), "text/plain", f"fault {kind}".encode(), extra)
 
 
 _PAIR = re.compile(r'(\w+)=(?:"([^"]*)"|([^\s,]+))')
@@ -142,28 +148,22 @@ class FakeAuthGate(_Served):
         self.authorizations: list[str] = []
         gate = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args) -> None:
-                pass
-
+        class Handler(_Handler):
             def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                body = self.body()
                 authorization = self.headers.get("Authorization") or ""
                 gate.authorizations.append(authorization)
                 if not gate._valid(authorization, self.command):
                     gate.challenged += 1
-                    FakeFlakySparqlServer._send(self, 401, "text/plain", b"authentication required",
-                                                {"WWW-Authenticate": gate._challenge()})
+                    self.answer(401, "text/plain", b"authentication required", {"WWW-Authenticate": gate._challenge()})
                     return
                 gate.authorized += 1
                 if gate.echo:
                     echoed = f"upstream failed; you sent Authorization: {authorization} (password {gate.password})".encode()
-                    FakeFlakySparqlServer._send(self, 500, "text/plain", echoed)
+                    self.answer(500, "text/plain", echoed)
                     return
                 status, ctype, answer = gate._forward(body, self.headers)
-                FakeFlakySparqlServer._send(self, status, ctype, answer)
+                self.answer(status, ctype, answer)
 
         self._start(Handler, "/sparql-auth")
 

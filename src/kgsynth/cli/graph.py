@@ -19,7 +19,7 @@ from kgsynth.cli._common import err as _err
 from kgsynth.errors import KgsynthError
 from kgsynth.kg import Credentials, KnowledgeGraph, load_rules
 from kgsynth.kg._backends import PASSWORD_ENV, USER_ENV
-from kgsynth.kg._stats import anchor_class_iri
+from kgsynth.kg._terms import anchor_class_iri
 from kgsynth.llm import register_secret
 from kgsynth.queries import Shape, enumerate_subgraphs, sample_subgraphs
 

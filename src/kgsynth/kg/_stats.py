@@ -12,7 +12,7 @@ import pyoxigraph as ox
 from pydantic import BaseModel, Field
 
 from kgsynth.errors import KgsynthError, QueryError
-from kgsynth.kg._terms import Term
+from kgsynth.kg._terms import Term, anchor_class_iri
 from kgsynth.kg.vocab import KGS, LABEL_PATH, RDF, XSD
 
 if TYPE_CHECKING:
@@ -179,13 +179,6 @@ def _counts(rows: Iterable, key: Callable[[Term], Hashable]) -> dict:
 def _by_count(counts: collections.Counter) -> dict[str, int]:
     # summed over batches, so sorted here: the server's order of groups is no order
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-
-
-def anchor_class_iri(text: str) -> ox.NamedNode:
-    try:
-        return ox.NamedNode(text.strip().removeprefix("<").removesuffix(">"))
-    except ValueError:
-        raise QueryError(f"anchor class {text!r} is not an IRI") from None
 
 
 def _assemble(

@@ -135,3 +135,11 @@ def bind_values(query: str, variables: Sequence[str], rows: Iterable[Sequence[Te
     if query.count(VALUES_PLACEHOLDER) != 1:
         raise QueryError(f"query needs exactly one {VALUES_PLACEHOLDER} line to bind {list(variables)}")
     return query.replace(VALUES_PLACEHOLDER, values_block(variables, rows))
+
+
+def anchor_class_iri(text: str) -> NamedNode:
+    """A user's class IRI (angle brackets optional), or a one-line error."""
+    try:
+        return NamedNode(text.strip().removeprefix("<").removesuffix(">"))
+    except ValueError:
+        raise QueryError(f"anchor class {text!r} is not an IRI") from None

@@ -9,8 +9,9 @@ import re
 import pyoxigraph as ox
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from kgsynth.errors import KgsynthError, QueryError
+from kgsynth.errors import KgsynthError
 from kgsynth.kg import KnowledgeGraph, Term
+from kgsynth.kg._terms import anchor_class_iri
 from kgsynth.queries._templates import load_template
 
 # a query that limits or offsets its own results is read as it is, in one request
@@ -52,7 +53,7 @@ def _whole_graph(kg: KnowledgeGraph, name: str) -> list[Term]:
 
 def _restricted(kg: KnowledgeGraph, anchors: Anchors) -> list[Term]:
     if anchors.anchor_class is not None:
-        cls = str(_iri(anchors.anchor_class))
+        cls = str(anchor_class_iri(anchors.anchor_class))
         found = _paged(kg, _CLASS_MEMBERS.format(cls=cls), anchors.page_size)
         (count,) = next(iter(kg.select(_CLASS_COUNT.format(cls=cls))))
         if len(found) != int(count.value):  # pages without ORDER BY are the server's order: it changed
@@ -85,10 +86,3 @@ def _paged(kg: KnowledgeGraph, query: str, page_size: int) -> set[Term]:
 
 def _iris(rows) -> set[Term]:
     return {row[0] for row in rows if isinstance(row[0], ox.NamedNode)}
-
-
-def _iri(text: str) -> ox.NamedNode:
-    try:
-        return ox.NamedNode(text.strip().removeprefix("<").removesuffix(">"))
-    except ValueError:
-        raise QueryError(f"anchor class {text!r} is not an IRI") from None
