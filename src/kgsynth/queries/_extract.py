@@ -478,7 +478,11 @@ def _bindings(facts: _Facts, template: Template, batch: list[Term], rng: random.
         chosen += _pick(forward, per_anchor, rng)
         if template.anchor_reversed:
             reversed_ += [(o, p, s) for s, p, o in _pick(options, per_anchor, rng)]
-    return _walk(facts, template, chosen + reversed_, rng, per_anchor)
+    rows = _walk(facts, template, chosen + reversed_, rng, per_anchor)
+    if template.bind:
+        at = [template.walked_variables.index(v) for v in template.bind]
+        rows = sorted({tuple(row[i] for i in at) for row in rows}, key=lambda row: tuple(map(str, row)))
+    return rows
 
 
 def _single_valued(facts: list[tuple]) -> list[tuple]:

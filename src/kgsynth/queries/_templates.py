@@ -10,15 +10,15 @@ A template's header comments declare how anchored sampling binds it:
   and binds them too, so the template only verifies candidates;
 - ``# walk-functional: yes``: each walk step takes only a relation that has exactly one
   value at the node it leaves from (multi-hop chains);
-- ``# anchors-from: NAME``: the query listing candidate anchor entities.
+- ``# anchors-from: NAME``: the query listing candidate anchor entities;
+- ``# bind: VARS``: bind only these of the walked variables (the template finds the rest).
 
 A set-valued chain (multihop_set) anchors on its start entity and declares instead:
 
 - ``# hops: H`` and ``# fan-hop: K``: a chain of H hops whose hop K fans out (K is H, or
   H - 1 with one more hop from each member);
-- ``# bind: VARS``: what sampling binds (the chain up to the fan and the relations, not the
-  fan's direction: the template reads both); the template lists the members, and the sampler
-  judges each fan whole.
+- ``# bind: VARS``: the chain up to the fan and the relations, not the fan's direction (the
+  template reads both); the template lists the members, and the sampler judges each fan whole.
 """
 
 from __future__ import annotations
@@ -49,15 +49,17 @@ class Template:
         return len(self.anchor) == 3
 
     @property
-    def bound_variables(self) -> tuple[str, ...]:
-        """What anchored sampling binds: the anchor, then each walk step's new variables
-        (a set-valued chain: its ``bind`` header)."""
-        if self.bind:
-            return self.bind
-        bound = self.anchor
+    def walked_variables(self) -> tuple[str, ...]:
+        """What anchored sampling walks to: the anchor, then each walk step's new variables."""
+        walked = self.anchor
         for step in self.walk:
-            bound += tuple(v for v in step if v not in bound)
-        return bound
+            walked += tuple(v for v in step if v not in walked)
+        return walked
+
+    @property
+    def bound_variables(self) -> tuple[str, ...]:
+        """What anchored sampling binds: the ``bind`` header, else all it walked to."""
+        return self.bind or self.walked_variables
 
 
 def _header(text: str, key: str) -> str | None:
