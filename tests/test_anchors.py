@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+from collections import defaultdict
 
 import pytest
 from conftest import DEMO
@@ -12,7 +15,7 @@ from kgsynth.cli import app
 from kgsynth.errors import KgsynthError
 from kgsynth.kg import KnowledgeGraph
 from kgsynth.kg._backends import Rows
-from kgsynth.queries import Anchors, load_template, sample_subgraphs
+from kgsynth.queries import Anchors, _extract, load_template, sample_subgraphs
 from kgsynth.queries._anchors import anchor_population
 from kgsynth.synth.config import SynthConfig
 from kgsynth.synth.pipeline import synthesize
@@ -99,6 +102,54 @@ def test_anchor_errors_are_one_line(demo, tmp_path):
     assert result.exit_code == 1 and "not both" in _said(result)
     result = runner.invoke(app, ["synth", "--anchors-query", str(tmp_path / "missing.rq"), "--out", str(tmp_path / "o")])
     assert result.exit_code == 1 and "cannot read --anchors-query" in _said(result)
+    subgraphs = ["graph", "subgraphs", str(DEMO), "--shape", "simple"]
+    result = runner.invoke(app, [*subgraphs, "--anchor-class", EMPLOYEE, "--all"])
+    assert result.exit_code == 1 and "not with --all" in _said(result)
+    result = runner.invoke(app, [*subgraphs, "--anchor-class", "not an iri"])
+    assert result.exit_code == 1 and "anchor class 'not an iri' is not an IRI" in _said(result)
+
+
+@pytest.mark.parametrize("option", ["--anchor-class", "--anchors-query"])
+def test_graph_subgraphs_samples_around_the_anchors_given(demo, tmp_path, option):
+    """`graph subgraphs` restricts its anchors as `synth` does: the library's sample, byte for byte."""
+    query = tmp_path / "employees.rq"
+    query.write_text(_MEMBERS.format(cls=EMPLOYEE))
+    value = EMPLOYEE if option == "--anchor-class" else str(query)
+    out = tmp_path / "subgraphs.jsonl"
+    result = CliRunner().invoke(app, ["graph", "subgraphs", str(DEMO), "--shape", "conditional", "--limit", "30", "--seed", "4",
+                                      option, value, "--out", str(out)])
+    assert result.exit_code == 0, _said(result)
+    expected = sample_subgraphs(demo, "conditional", limit=30, seed=4, anchors=Anchors(anchor_class=EMPLOYEE))
+    assert out.read_text().splitlines() == [sg.model_dump_json() for sg in expected]
+    unrestricted = sample_subgraphs(demo, "conditional", limit=30, seed=4)
+    assert out.read_text().splitlines() != [sg.model_dump_json() for sg in unrestricted]
+
+
+def _second_entities(subgraphs) -> dict[str, set[str]]:
+    """Per relation, the MD5s of the entities a comparison walked to (its second fact's subject)."""
+    seconds = defaultdict(set)
+    for subgraph in subgraphs:
+        seconds[subgraph.facts[1].relation.value].add(hashlib.md5(subgraph.facts[1].subject.value.encode()).hexdigest())
+    return seconds
+
+
+def test_a_large_relation_is_read_in_the_part_the_seed_draws(demo, monkeypatch):
+    """A comparison walks from its anchor to a second entity with the same relation: of a relation
+    with more than RELATION_FACTS facts, only to those whose MD5 starts with one prefix, as long
+    as 16^k parts need to fall under the bound."""
+    sizes = {p.value: int(n.value) for p, n in demo.select("SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p")}
+    whole = _second_entities(sample_subgraphs(demo, "comparison", limit=100, seed=1))
+    large = [r for r in whole if sizes[r] > 20 and len(whole[r]) > 1]
+    assert large and all(len({h[0] for h in whole[r]}) > 1 for r in large)  # read whole, no shared prefix
+
+    monkeypatch.setattr(_extract, "RELATION_FACTS", 20)
+    parts = {seed: _second_entities(sample_subgraphs(demo, "comparison", limit=100, seed=seed)) for seed in (1, 2)}
+    assert sum(map(len, parts[1].values())) >= 50
+    for seed, seconds in parts.items():
+        for relation, hashes in seconds.items():
+            digits = math.ceil(math.log(sizes[relation] / 20, 16)) if sizes[relation] > 20 else 0
+            assert len({h[:digits] for h in hashes}) == 1, (seed, relation, digits, hashes)
+    assert parts[1] != parts[2]
 
 
 def test_synth_from_an_endpoint_matches_the_files(oxigraph_server, tmp_path):

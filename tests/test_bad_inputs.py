@@ -71,7 +71,8 @@ ex:bonus a kgs:Rule ; {GOOD_RULE} .
 class FaultFakeServer:
     """FAULT FAKE, not a SPARQL endpoint nor a model: ``/html/...`` answers an HTML page,
     ``/500/...`` HTTP 500, ``/json/...`` JSON that is neither SPARQL results nor a chat
-    completion, ``/404/...`` not found; for GET and POST alike."""
+    completion, ``/cut/...`` SPARQL results marked cut at a row limit, ``/404/...`` not
+    found; for GET and POST alike."""
 
     def __init__(self):
         class Handler(BaseHTTPRequestHandler):
@@ -87,9 +88,12 @@ class FaultFakeServer:
                     "html": (200, "text/html", b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>"),
                     "500": (500, "text/plain", b"internal server error"),
                     "json": (200, "application/json", b'{"hello": "world"}'),
+                    "cut": (200, "application/sparql-results+json", b'{"head": {"vars": ["n"]}, "results": {"bindings": []}}'),
                 }.get(kind, (404, "text/plain", b"not found"))
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
+                if kind == "cut":  # as Virtuoso marks an answer cut at its ResultSetMaxRows
+                    self.send_header("X-SPARQL-MaxRows", "10000")
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -304,6 +308,19 @@ case("subgraphs-out-under-a-file", K, lambda c: ["graph", "subgraphs", H, "--sha
 case("subgraphs-out-is-a-folder", K, lambda c: ["graph", "subgraphs", H, "--shape", "simple", "--out", c.folder("outdir")], "--out {tmp}/outdir is a folder")
 case("subgraphs-out-in-proc", K, lambda c: ["graph", "subgraphs", H, "--shape", "simple", "--out", "/proc/x.jsonl"], "/proc/x.jsonl")
 case("subgraphs-out-unmakeable-folder", K, lambda c: ["graph", "subgraphs", H, "--shape", "simple", "--out", "/proc/none/x.jsonl"], "cannot create the folder /proc/none")
+case("stats-sample-0", K, lambda c: ["graph", "stats", H, "--sample", "0"], "--sample", "greater than or equal to 1")
+case("stats-anchor-class-without-sample", K, lambda c: ["graph", "stats", H, "--anchor-class", "http://hand.example/Person"],
+     "--anchor-class needs --sample N")
+case("stats-anchor-class-not-an-iri", K, lambda c: ["graph", "stats", H, "--sample", "5", "--anchor-class", "a person"],
+     "anchor class 'a person' is not an IRI")
+case("subgraphs-anchors-with-all", K, lambda c: ["graph", "subgraphs", H, "--shape", "simple", "--all", "--anchor-class", "http://hand.example/Person"],
+     "not with --all")
+case("subgraphs-anchor-class-and-query", K, lambda c: ["graph", "subgraphs", H, "--shape", "simple", "--anchor-class", "http://hand.example/Person",
+                                                       "--anchors-query", c.file("q.rq", "SELECT ?e WHERE { ?e a ?c }")], "not both")
+case("subgraphs-anchors-query-missing", K, lambda c: ["graph", "subgraphs", H, "--shape", "simple", "--anchors-query", str(c.tmp / "none.rq")],
+     "cannot read --anchors-query {tmp}/none.rq")
+case("subgraphs-anchor-class-without-members", K, lambda c: ["graph", "subgraphs", H, "--shape", "simple", "--anchor-class",
+                                                             "http://hand.example/Nobody"], "class http://hand.example/Nobody lists no entity")
 
 # --- SPARQL endpoints (graph stats / subgraphs --endpoint)
 K = "SPARQL endpoints"
@@ -317,6 +334,12 @@ case("endpoint-answers-html", K, lambda c: ["graph", "stats", "--endpoint", c.fa
 case("endpoint-answers-500", K, lambda c: ["graph", "stats", "--endpoint", c.fakes.url("500", "query")], "answered with an error")
 case("endpoint-answers-other-json", K, lambda c: ["graph", "stats", "--endpoint", c.fakes.url("json", "query")], "did not return SPARQL JSON results")
 case("endpoint-answers-404", K, lambda c: ["graph", "stats", "--endpoint", c.fakes.url("404", "query")], "answered with an error")
+case("endpoint-graph-uri-not-an-iri", K, lambda c: ["graph", "stats", "--endpoint", c.fakes.url("json", "query"), "--graph-uri", "my graph"],
+     "--graph-uri 'my graph' is not an absolute IRI")
+case("endpoint-timeout-0", K, lambda c: ["graph", "stats", "--endpoint", c.fakes.url("json", "query"), "--timeout", "0"],
+     "--timeout 0: give a positive number of seconds")
+case("endpoint-answer-cut-at-row-limit", K, lambda c: ["graph", "stats", "--endpoint", c.fakes.url("cut", "query")],
+     "cut its answer at its row limit (X-SPARQL-MaxRows: 10000)", "ResultSetMaxRows")
 case("subgraphs-endpoint-html", K, lambda c: ["graph", "subgraphs", "--endpoint", c.fakes.url("html", "query"), "--shape", "simple"],
      "did not return SPARQL JSON results")
 

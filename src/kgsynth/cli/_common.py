@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import Progress
@@ -17,6 +18,26 @@ from kgsynth.synth.config import check_http_url, validation_message
 # soft_wrap: a message is one line however narrow the terminal (rich would break it at 80
 # columns when stderr is a pipe)
 err = Console(stderr=True, soft_wrap=True)
+
+
+AnchorClassOpt = typer.Option(
+    None, "--anchor-class", help="Sample only around members of this class (an IRI): no query scans the whole graph for anchors.")
+AnchorsQueryOpt = typer.Option(
+    None, "--anchors-query", help="A file with a SPARQL SELECT whose first variable lists the anchor entities (read in pages).")
+
+
+def anchor_options(anchor_class: str | None, anchors_query: Path | None) -> dict:
+    """--anchor-class / --anchors-query as the fields of kgsynth.queries.Anchors (none: every entity)."""
+    if anchor_class and anchors_query:
+        raise KgsynthError("give --anchor-class or --anchors-query, not both")
+    if anchor_class:
+        return {"anchor_class": anchor_class, "anchors_query": None}
+    if anchors_query:
+        try:
+            return {"anchors_query": anchors_query.read_text(encoding="utf-8"), "anchor_class": None}
+        except (OSError, UnicodeDecodeError) as e:
+            raise KgsynthError(f"cannot read --anchors-query {anchors_query}: {getattr(e, 'strerror', None) or e}") from None
+    return {}
 
 
 class Interrupted(Exception):  # noqa: N818 - what the user did, not an error of the program

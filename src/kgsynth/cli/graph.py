@@ -14,14 +14,22 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from kgsynth.cli._common import Interrupted, check_url, output_file, progress_bar
+from kgsynth.cli._common import (
+    AnchorClassOpt,
+    AnchorsQueryOpt,
+    Interrupted,
+    anchor_options,
+    check_url,
+    output_file,
+    progress_bar,
+)
 from kgsynth.cli._common import err as _err
 from kgsynth.errors import KgsynthError
 from kgsynth.kg import Credentials, KnowledgeGraph, load_rules
 from kgsynth.kg._backends import PASSWORD_ENV, USER_ENV
 from kgsynth.kg._terms import anchor_class_iri
 from kgsynth.llm import register_secret
-from kgsynth.queries import Shape, enumerate_subgraphs, sample_subgraphs
+from kgsynth.queries import Anchors, Shape, enumerate_subgraphs, sample_subgraphs
 
 app = typer.Typer(help="Inspect a graph and extract subgraphs.", no_args_is_help=True)
 
@@ -142,6 +150,8 @@ def subgraphs(
     variant: str | None = typer.Option(None, "--variant", help="Conditional form (shared_subject, shared_object or chain) or multihop_set chain (2-hop-last, 2-hop-mid, ... 4-hop-mid)."),
     enumerate_all: bool = typer.Option(False, "--all", help="Enumerate in template order instead of sampling anchors."),
     per_anchor: int = typer.Option(2, "--per-anchor", min=1, help="At most this many subgraphs per anchor entity."),
+    anchor_class: str | None = AnchorClassOpt,
+    anchors_query: Path | None = AnchorsQueryOpt,
     lang: str = LangOpt,
     timeout: float = TimeoutOpt,
     graph_uri: str | None = GraphUriOpt,
@@ -151,13 +161,17 @@ def subgraphs(
     """Extract subgraphs of one shape as JSON lines (one Subgraph per line)."""
     if out is not None:
         output_file("--out", out)
+    restricted = anchor_options(anchor_class, anchors_query)
+    if restricted and enumerate_all:
+        raise KgsynthError("--anchor-class and --anchors-query restrict sampling: not with --all, which enumerates")
     kg = open_graph(paths, endpoint, lang, timeout, graph_uri=graph_uri, retries=retries)
     if shape == Shape.rule_application:  # a malformed rule is named here, as kgsynth synth names it
         load_rules(kg)
     if enumerate_all:
         found = enumerate_subgraphs(kg, shape, limit=limit, hops=hops, variant=variant)
     else:
-        found = sample_subgraphs(kg, shape, limit=limit, seed=seed, hops=hops, variant=variant, per_anchor=per_anchor)
+        anchors = Anchors(**restricted) if restricted else None
+        found = sample_subgraphs(kg, shape, limit=limit, seed=seed, hops=hops, variant=variant, per_anchor=per_anchor, anchors=anchors)
     if out is None:
         for subgraph in found:
             sys.stdout.write(subgraph.model_dump_json() + "\n")

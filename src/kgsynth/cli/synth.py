@@ -9,7 +9,15 @@ import typer
 from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-from kgsynth.cli._common import Interrupted, check_url, option_error, progress_bar
+from kgsynth.cli._common import (
+    AnchorClassOpt,
+    AnchorsQueryOpt,
+    Interrupted,
+    anchor_options,
+    check_url,
+    option_error,
+    progress_bar,
+)
 from kgsynth.cli._common import err as _err
 from kgsynth.errors import KgsynthError
 from kgsynth.synth.config import LLMConfig, StageModel, SynthConfig, load_config
@@ -22,10 +30,8 @@ def synth(
         None, "--endpoint", help="Read the graph from a SPARQL endpoint URL instead of files (HTTP auth: KGSYNTH_SPARQL_USER and "
         "KGSYNTH_SPARQL_PASSWORD)."),
     graph_uri: str | None = typer.Option(None, "--graph-uri", help="With --endpoint: the named graph to query (default: its default graph)."),
-    anchor_class: str | None = typer.Option(
-        None, "--anchor-class", help="Sample only around members of this class (an IRI): no query scans the whole graph for anchors."),
-    anchors_query: Path | None = typer.Option(
-        None, "--anchors-query", help="A file with a SPARQL SELECT whose first variable lists the anchor entities (read in pages)."),
+    anchor_class: str | None = AnchorClassOpt,
+    anchors_query: Path | None = AnchorsQueryOpt,
     n: int | None = typer.Option(None, "--n", help="Items wanted in all, every language counted (default 600)."),
     seed: int | None = typer.Option(None, "--seed", help="Random seed (default 0)."),
     out: Path = typer.Option(Path("out/dataset"), "--out", help="Output folder; an unfinished run there is resumed."),
@@ -41,7 +47,7 @@ def synth(
     check_url("--endpoint", endpoint)
     updates = {
         "graph": cfg.graph.model_copy(update=_graph_updates(graph, endpoint, graph_uri)),
-        "sampling": cfg.sampling.model_copy(update=_anchor_updates(anchor_class, anchors_query)),
+        "sampling": cfg.sampling.model_copy(update=anchor_options(anchor_class, anchors_query)),
         "dataset": cfg.dataset.model_copy(update={k: v for k, v in (("n", n), ("seed", seed)) if v is not None}),
         "llm": _llm_section(cfg.llm, llm_base_url, llm_model),
     }
@@ -97,19 +103,6 @@ def _graph_updates(graph: list[Path] | None, endpoint: str | None, graph_uri: st
     if endpoint:
         return {"paths": (), "endpoint": endpoint, "graph_uri": graph_uri}
     return {"graph_uri": graph_uri} if graph_uri else {}
-
-
-def _anchor_updates(anchor_class: str | None, anchors_query: Path | None) -> dict:
-    if anchor_class and anchors_query:
-        raise KgsynthError("give --anchor-class or --anchors-query, not both")
-    if anchor_class:
-        return {"anchor_class": anchor_class, "anchors_query": None}
-    if anchors_query:
-        try:
-            return {"anchors_query": anchors_query.read_text(encoding="utf-8"), "anchor_class": None}
-        except (OSError, UnicodeDecodeError) as e:
-            raise KgsynthError(f"cannot read --anchors-query {anchors_query}: {getattr(e, 'strerror', None) or e}") from None
-    return {}
 
 
 def _llm_section(llm: LLMConfig | None, base_url: str | None, model: str | None) -> LLMConfig | None:

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import collections
 import decimal
+import hashlib
 import itertools
+import math
 import random
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -354,7 +356,7 @@ def sample_subgraphs(
     _require_rules(kg, names)
     templates = [load_template(name) for name in names]
     populations = {t.anchors_from: anchor_population(kg, t.anchors_from, anchors) for t in templates}
-    facts = _Facts(kg)  # shared: the conditional forms walk around many of the same hubs
+    facts = _Facts(kg, seed)  # shared: the conditional forms walk around many of the same hubs
     streams = [
         _sample_template(kg, t, populations[t.anchors_from], facts, _rng(seed, t), per_anchor, batch_size, max_set_size)
         for t in templates
@@ -392,6 +394,8 @@ _LOOKUPS = {
 }
 _DATE_TYPES = {"http://www.w3.org/2001/XMLSchema#date", "http://www.w3.org/2001/XMLSchema#dateTime"}
 _BOOLEAN = "http://www.w3.org/2001/XMLSchema#boolean"
+RELATION_FACTS = 10_000  # a relation with more facts is read in part (comparison's second entity)
+_RELATION_SIZES = "SELECT ?p (COUNT(*) AS ?n) WHERE {\n  #VALUES\n  ?s ?p ?o\n} GROUP BY ?p"
 
 
 class _Facts:
@@ -399,8 +403,8 @@ class _Facts:
     relation with one value there), read once per sampling call and sorted, so random
     picks are reproducible and a hub is read only once."""
 
-    def __init__(self, kg: KnowledgeGraph):
-        self.kg = kg
+    def __init__(self, kg: KnowledgeGraph, seed: int):
+        self.kg, self.seed = kg, seed
         self.found: dict[str, dict[Term, list[tuple]]] = {lookup: {} for lookup in _LOOKUPS}
         self.fanned: dict[Term, dict[tuple[Term, bool], list[Term]]] = {}
 
@@ -408,14 +412,31 @@ class _Facts:
         found = self.found[lookup]
         missing = sorted({t for t in terms if t not in found and isinstance(t, ox.NamedNode)}, key=str)
         if missing:
-            name, var, position = _LOOKUPS[lookup]
+            position = _LOOKUPS[lookup][2]
             fetched: dict[Term, list[tuple]] = {t: [] for t in missing}
-            for fact in self.kg.select(load_template(name).text, ((var,), [(t,) for t in missing])):
+            for fact in self._read(missing, lookup):
                 if lookup != "functional" or not (isinstance(fact[2], ox.BlankNode) or fact[2] == fact[0]):
                     fetched[fact[position]].append(fact)
             for term, facts in fetched.items():
                 found[term] = sorted(facts, key=lambda f: tuple(map(str, f)))
         return found
+
+    def _read(self, terms: list[Term], lookup: str) -> Iterator[tuple]:
+        """The facts of a lookup; of a relation with more than RELATION_FACTS facts, only those
+        whose subject's MD5 starts with a hex prefix drawn by seed, short enough to leave about
+        RELATION_FACTS/16 to RELATION_FACTS of them (the engine computes the MD5, so every engine
+        keeps the same ones, and a 10M-triple graph's relation is no longer read whole)."""
+        name, var, _ = _LOOKUPS[lookup]
+        whole = terms
+        if lookup == "relation":
+            sizes = {p: int(n.value) for p, n in self.kg.select(_RELATION_SIZES, (("p",), [(t,) for t in terms]))}
+            whole = [t for t in terms if sizes.get(t, 0) <= RELATION_FACTS]
+            for relation in (t for t in terms if sizes.get(t, 0) > RELATION_FACTS):
+                digits = math.ceil(math.log(sizes[relation] / RELATION_FACTS, 16))
+                prefix = hashlib.md5(f"{self.seed}:{relation.value}".encode()).hexdigest()[:digits]
+                yield from self.kg.select(load_template("facts_with_part").text, (("p", "part"), [(relation, ox.Literal(prefix))]))
+        if whole:
+            yield from self.kg.select(load_template(name).text, ((var,), [(t,) for t in whole]))
 
     def fans(self, terms: Iterable[Term], max_set_size: int) -> dict[Term, dict[tuple[Term, bool], list[Term]]]:
         """The ways each node fans out: (relation, inverse) -> its 2 to ``max_set_size``
