@@ -7,6 +7,7 @@ import json
 import math
 from collections import defaultdict
 
+import pyoxigraph as ox
 import pytest
 from conftest import DEMO
 from typer.testing import CliRunner
@@ -167,3 +168,12 @@ def test_synth_from_an_endpoint_matches_the_files(oxigraph_server, tmp_path):
     assert items and (tmp_path / "server" / "items.jsonl").read_bytes() == items
     both = runner.invoke(app, [*common, "--graph", str(DEMO), "--endpoint", oxigraph_server.query_url, "--out", str(tmp_path / "x")])
     assert both.exit_code == 1 and "not both" in _said(both)
+
+
+def test_a_comparison_sets_side_by_side_two_numbers_or_one_datatype():
+    """The sampler's check (Virtuoso lost date pairs to the template's DATATYPE test): worked examples."""
+    date, when, integer, decimal = (ox.NamedNode(f"http://www.w3.org/2001/XMLSchema#{t}") for t in ("date", "dateTime", "integer", "decimal"))
+    assert _extract._comparable(ox.Literal("2020-01-01", datatype=date), ox.Literal("1999-12-31", datatype=date))
+    assert _extract._comparable(ox.Literal("3", datatype=integer), ox.Literal("7.5", datatype=decimal))
+    assert not _extract._comparable(ox.Literal("2020-01-01", datatype=date), ox.Literal("2021-01-01T00:00:00", datatype=when))
+    assert not _extract._comparable(ox.Literal("2020-01-01", datatype=date), ox.Literal("5", datatype=integer))

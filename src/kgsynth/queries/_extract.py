@@ -221,6 +221,8 @@ def _units(template: Template, variables: Sequence[str], rows: Iterable[tuple], 
     if template.fan_hop:
         yield from _fans(template, variables, dict_rows, max_set_size)
         return
+    if template.name == "comparison":
+        dict_rows = (row for row in dict_rows if _comparable(row["v1"], row["v2"]))
     keys = _GROUP_KEYS.get(template.name)
     if keys is None:
         yield from ((row,) for row in dict_rows)
@@ -229,6 +231,13 @@ def _units(template: Template, variables: Sequence[str], rows: Iterable[tuple], 
         unit = tuple(group)
         if template.name != "set" or 2 <= len(unit) <= max_set_size:
             yield unit
+
+
+def _comparable(first: Term, second: Term) -> bool:
+    """Two numbers, or two values of one datatype (two dates, two dateTimes): what a comparison
+    may set side by side (checked here: see comparison.rq)."""
+    return first.datatype == second.datatype or all(
+        isinstance(KnowledgeGraph.value(v), int | float | decimal.Decimal) for v in (first, second))
 
 
 def _fans(template: Template, variables: Sequence[str], rows: Iterable[Row], max_set_size: int) -> Iterator[Unit]:
