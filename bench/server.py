@@ -44,8 +44,8 @@ CLASSES = 10
 RDF_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
 GRAPH = "https://kgsynth.example/bench/graph"
 TARGET_RATIO = 2.0  # issue 16: a server within 2x of the embedded store
-# Virtuoso's ceiling for ResultSetMaxRows (a larger setting is clamped to it); comparison reads every
-# fact of the numeric relations it walks, 1,472,161 rows at 10M triples, and stops there with the error
+# Virtuoso's ceiling for ResultSetMaxRows (a larger setting is clamped to it): no answer of a run is
+# cut short that the server could give whole (an answer cut at it is an error)
 SERVER_MAX_ROWS = 1_048_576
 
 

@@ -236,8 +236,11 @@ def _units(template: Template, variables: Sequence[str], rows: Iterable[tuple], 
 def _comparable(first: Term, second: Term) -> bool:
     """Two numbers, or two values of one datatype (two dates, two dateTimes): what a comparison
     may set side by side (checked here: see comparison.rq)."""
-    return first.datatype == second.datatype or all(
-        isinstance(KnowledgeGraph.value(v), int | float | decimal.Decimal) for v in (first, second))
+    return first.datatype == second.datatype or (_is_number(first) and _is_number(second))
+
+
+def _is_number(term: Term) -> bool:
+    return isinstance(KnowledgeGraph.value(term), int | float | decimal.Decimal)
 
 
 def _fans(template: Template, variables: Sequence[str], rows: Iterable[Row], max_set_size: int) -> Iterator[Unit]:
@@ -482,7 +485,7 @@ def _is_numeric_or_date(term: Term) -> bool:
     """What the comparison template accepts as a value: numbers and dates (not booleans, years)."""
     if not isinstance(term, ox.Literal) or term.datatype.value.endswith(("#boolean", "#gYear")):
         return False
-    return isinstance(KnowledgeGraph.value(term), int | float | decimal.Decimal) or term.datatype.value in _DATE_TYPES
+    return _is_number(term) or term.datatype.value in _DATE_TYPES
 
 
 def _pick(options: list, k: int, rng: random.Random) -> list:
