@@ -333,11 +333,13 @@ def test_config_loads_toml_and_yaml(tmp_path):
 
 def test_every_shipped_config_validates():
     from kgsynth.eval.config import EvalConfig
+    from kgsynth.ingest import IngestConfig
 
     paths = sorted((ROOT / "configs").glob("*.toml"))
-    assert any(p.name.startswith("eval_") for p in paths)
+    assert any(p.name.startswith("eval_") for p in paths) and any(p.name.startswith("ingest") for p in paths)
     for path in paths:
-        load_config(path, EvalConfig if path.name.startswith("eval_") else SynthConfig)
+        schema = EvalConfig if path.name.startswith("eval_") else IngestConfig if path.name.startswith("ingest") else SynthConfig
+        load_config(path, schema)
 
 
 def test_cli_error_is_one_line(tmp_path):

@@ -22,6 +22,7 @@ from kgsynth import __version__
 from kgsynth.cli import graph, rules
 from kgsynth.cli._common import Interrupted
 from kgsynth.cli.evaluate import eval_command, report_command
+from kgsynth.cli.ingest import ingest_command
 from kgsynth.cli.synth import synth
 from kgsynth.errors import KgsynthError
 from kgsynth.llm import redact
@@ -35,6 +36,7 @@ app = typer.Typer(
 )
 app.add_typer(graph.app, name="graph")
 app.add_typer(rules.app, name="rules")
+app.command("ingest")(ingest_command)
 app.command()(synth)
 app.command("eval")(eval_command)
 app.command("report")(report_command)

@@ -11,9 +11,9 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import Progress
 
+from kgsynth._config import check_http_url, validation_message
 from kgsynth._folders import make_writable_folder
 from kgsynth.errors import KgsynthError
-from kgsynth.synth.config import check_http_url, validation_message
 
 # soft_wrap: a message is one line however narrow the terminal (rich would break it at 80
 # columns when stderr is a pipe)

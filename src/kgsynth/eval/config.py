@@ -5,23 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from kgsynth._config import Strict, http_url_or_none
 from kgsynth.errors import KgsynthError
 from kgsynth.llm import ModelConfig
 from kgsynth.llm.cache import default_cache_path
-from kgsynth.synth.config import http_url_or_none
 
 Rendering = Literal["transcript", "chat"]
 Baseline = Literal["closed_book", "oracle"]
 KV_ANSWER_TOKENS = 48  # a UUID is up to 36 tokens (one per character), a few more in quotes or a code fence
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class EvalModel(_Strict):
+class EvalModel(Strict):
     """The model under evaluation, behind an OpenAI-compatible endpoint."""
 
     model: str = "local"
@@ -52,7 +48,7 @@ class EvalModel(_Strict):
         return Path(self.cache).expanduser() if self.cache else default_cache_path()
 
 
-class LengthSweep(_Strict):
+class LengthSweep(Strict):
     """The same items re-rendered with distractor turns up to each target length (source 001)."""
 
     targets: tuple[int, ...] = (1000, 2000, 4000, 8000, 16000)
@@ -68,7 +64,7 @@ class LengthSweep(_Strict):
         return self
 
 
-class PositionSweep(_Strict):
+class PositionSweep(Strict):
     """The same items with the whole dialogue moved through padding from start to end (source 004)."""
 
     depths: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -82,7 +78,7 @@ class PositionSweep(_Strict):
         return self
 
 
-class KVProbe(_Strict):
+class KVProbe(Strict):
     """Key-value retrieval (source 004): a JSON object of random UUID keys and values, the
     queried pair moved from the first place (0) to the last (1); scored strictly."""
 
@@ -104,7 +100,7 @@ class KVProbe(_Strict):
         return self
 
 
-class EvalConfig(_Strict):
+class EvalConfig(Strict):
     """Everything ``kgsynth eval`` needs besides the dataset."""
 
     model: EvalModel = EvalModel()

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from kgsynth._config import validation_message
 from kgsynth.errors import KgsynthError
 from kgsynth.eval.config import EvalConfig
 from kgsynth.eval.dataset import read_json, require_folder
@@ -31,7 +32,6 @@ from kgsynth.eval.metrics import (
 )
 from kgsynth.eval.plots import DIFFICULTY_ORDER, PLOTS, ordered_groups, render_plots
 from kgsynth.eval.results import RESULTS_FILE, RUN_FILE, read_results
-from kgsynth.synth.config import validation_message
 
 REPORT_FILE = "report.html"
 METRICS_FILE = "metrics.json"

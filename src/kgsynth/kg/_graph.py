@@ -13,7 +13,7 @@ from kgsynth.errors import GraphLoadError, KgsynthError
 from kgsynth.kg import _load
 from kgsynth.kg._backends import Backend, Credentials, EndpointBackend, OxigraphBackend, Rows
 from kgsynth.kg._terms import NUMERIC_TYPES, Term, bind_values, local_name, to_python
-from kgsynth.kg.vocab import KGS, LABEL_PATH, LABEL_PREDICATES
+from kgsynth.kg.vocab import FACT_OBJECT, FACT_SUBJECT, KGS, LABEL_PATH, LABEL_PREDICATES
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -32,7 +32,7 @@ _LABELS_QUERY = "SELECT ?e ?p ?l WHERE {\n  #VALUES\n  %s\n  FILTER(isLiteral(?l
 _ALL_LABELS_QUERY = f"SELECT ?e ?label WHERE {{ ?e {LABEL_PATH} ?label . FILTER(isIRI(?e) && isLiteral(?label)) }}"
 _VOCABULARY_QUERY = f"""SELECT DISTINCT ?v WHERE {{
   {{ ?x a ?v }} UNION {{ ?s ?v ?o }} UNION {{ ?v a <{KGS}Rule> }}
-  UNION {{ ?s ?p ?v . FILTER(STRSTARTS(STR(?p), "{KGS}")) }}
+  UNION {{ ?s ?p ?v . FILTER(STRSTARTS(STR(?p), "{KGS}") && ?p NOT IN (<{FACT_SUBJECT}>, <{FACT_OBJECT}>)) }}
   FILTER(isIRI(?v))
 }}"""
 _FIND_QUERY = f"SELECT DISTINCT ?e WHERE {{\n  #VALUES\n  ?e {LABEL_PATH} ?label .\n}}"

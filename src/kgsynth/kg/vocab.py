@@ -29,6 +29,9 @@ RDFS = "http://www.w3.org/2000/01/rdf-schema#"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 SKOS = "http://www.w3.org/2004/02/skos/core#"
 SCHEMA = "http://schema.org/"
+# provenance of an ingested fact (kgsynth.ingest): a statement node points at the fact's
+# subject and object, which are entities, not schema, though named by kgs: predicates
+FACT_SUBJECT, FACT_RELATION, FACT_OBJECT = f"{KGS}factSubject", f"{KGS}factRelation", f"{KGS}factObject"
 OWL = "http://www.w3.org/2002/07/owl#"
 
 RDF_TYPE = RDF + "type"

@@ -2,10 +2,11 @@
 
 from kgsynth.queries._anchors import Anchors
 from kgsynth.queries._extract import enumerate_subgraphs, sample_subgraphs, templates_for
-from kgsynth.queries._subgraph import Fact, Node, Shape, Subgraph, share_field_names
+from kgsynth.queries._subgraph import CachedModel, Fact, Node, Shape, Subgraph, share_field_names
 from kgsynth.queries._templates import Template, load_template, template_names
 
 __all__ = [
+    "CachedModel",
     "Anchors",
     "Fact",
     "Node",

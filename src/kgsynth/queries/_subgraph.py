@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
+from collections.abc import Mapping
 from enum import StrEnum
-from typing import TYPE_CHECKING, Literal, TypeVar
+from functools import cache, cached_property
+from typing import TYPE_CHECKING, Literal, Self, TypeVar
 
 import pyoxigraph as ox
 from pydantic import BaseModel, ConfigDict
@@ -32,6 +35,22 @@ def share_field_names(model: Model) -> Model:
     return model
 
 
+class CachedModel(BaseModel):
+    """A model with ``functools.cached_property`` values: ``model_copy`` leaves them out, since
+    pydantic would carry them along, stale once ``update`` changes a field they read."""
+
+    def model_copy(self, *, update: Mapping[str, object] | None = None, deep: bool = False) -> Self:
+        copied = super().model_copy(update=update, deep=deep)
+        for name in _cached_names(type(self)):
+            copied.__dict__.pop(name, None)
+        return copied
+
+
+@cache
+def _cached_names(model: type) -> tuple[str, ...]:
+    return tuple(name for name in dir(model) if isinstance(inspect.getattr_static(model, name), cached_property))
+
+
 class Shape(StrEnum):
     """Question shapes; each has one or more SPARQL templates."""
 
@@ -44,7 +63,7 @@ class Shape(StrEnum):
     rule_application = "rule_application"
 
 
-class Node(BaseModel):
+class Node(CachedModel):
     """An IRI or literal with its labels (by language tag) and the label picked for display."""
 
     model_config = ConfigDict(frozen=True)
@@ -79,7 +98,7 @@ class Node(BaseModel):
         """The label in ``lang``, else the display label."""
         return self.labels.get(lang) or self.label
 
-    @property
+    @cached_property  # a dialogue and its filters read a value several times; a Node never changes
     def python(self) -> object:
         """Typed value of a literal (Decimal, int, date, ...); the IRI string otherwise."""
         return to_python(self.value, self.datatype) if self.kind == "literal" else self.value

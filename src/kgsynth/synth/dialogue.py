@@ -207,7 +207,8 @@ def build_dialogue(scenario: Scenario, lang: str, settings: DialogueSettings, rn
         _add_correction(scenario, plan, slots, rng)
     high = spec.steps[1]
     room = math.inf if high is None else high - reasoning.steps  # steps the chance knobs may add
-    confusables = _confusable_facts(scenario, lang, others, _misstated(plan)) if others else []
+    values = [render_value(f, scenario, lang) for f in scenario.facts]  # the confusables and the writer read them
+    confusables = _confusable_facts(scenario, lang, others, values, _misstated(plan)) if others else []
     _place_confusables(plan, confusables, reasoning.distractors, rng)
     if room > 0 and rng.random() < settings.corrections and _add_correction(scenario, plan, slots, rng):
         room -= 1
@@ -218,7 +219,7 @@ def build_dialogue(scenario: Scenario, lang: str, settings: DialogueSettings, rn
     for i, entry in enumerate(plan):
         if entry is None:
             plan[i] = _filler(plan[i - 1] if i else None, i == len(plan) - 1, settings, rng)
-    writer = _Writer(scenario, lang, rng)
+    writer = _Writer(scenario, lang, rng, values)
     speakers = _speakers(scenario, lang, settings, rng)
     order = _speaker_order(len(plan), len(speakers), rng)  # never one speaker twice in a row
     turns = [writer.turn(kind, args, speakers[order[i]]) for i, (kind, args) in enumerate(plan)]
@@ -251,15 +252,18 @@ def _layout(scenario: Scenario, total: int, position: Position, corrections: int
 
 def _correctable(scenario: Scenario) -> dict[int, list[int]]:
     """Piece -> its facts a slip may misstate: a number or a date, the one value of its
-    relation, in a piece after the one that introduces its subject."""
-    several = several_valued(scenario.facts)
-    found: dict[int, list[int]] = {}
-    for piece_index, piece in enumerate(scenario.pieces):
-        for fact in piece.facts:
-            f = scenario.facts[fact]
-            if fact not in several and misstatable(f) and 0 <= _introducing_piece(scenario, f.subject.value) < piece_index:
-                found.setdefault(piece_index, []).append(fact)
-    return found
+    relation, in a piece after the one that introduces its subject (kept with the scenario:
+    each language's dialogue asks, some twice)."""
+    if "correctable" not in scenario.derived:
+        several = several_valued(scenario.facts)
+        found: dict[int, list[int]] = {}
+        for piece_index, piece in enumerate(scenario.pieces):
+            for fact in piece.facts:
+                f = scenario.facts[fact]
+                if fact not in several and misstatable(f) and 0 <= _introducing_piece(scenario, f.subject.value) < piece_index:
+                    found.setdefault(piece_index, []).append(fact)
+        scenario.derived["correctable"] = found
+    return scenario.derived["correctable"]
 
 
 def _corrected(scenario: Scenario, count: int, rng: random.Random) -> list[tuple[int, int]]:
@@ -392,16 +396,17 @@ def _misstated(plan: list) -> set[object]:
     return {entry[1]["wrong"] for entry in plan if entry and entry[0] == "misstatement"}
 
 
-def _confusable_facts(scenario: Scenario, lang: str, others: Sequence[Scenario],
+def _confusable_facts(scenario: Scenario, lang: str, others: Sequence[Scenario], values: Sequence[str],
                       misstated: set[object] = frozenset()) -> list[tuple[str, str | None, str, object]]:
     """(the noun with its subject, value, whole yes/no sentence, value as data) of each fact
     of ``others`` that the topic's relations share and whose value the dialogue would not
-    also give the topic, nor a slip (``misstated``) say."""
+    also give the topic (``values``: its facts' :func:`render_value`), nor a slip
+    (``misstated``) say."""
     # a value of the topic's kind: a rule reading years says the topic's 1912.67 as 1912, so
     # another entity's 1952.25 is no confusable (its value would give itself away)
     kinds = {f.relation.value: type(f.object.python) for f in scenario.facts}
     gold = scenario.gold[lang]
-    texts = {*(render_value(f, scenario, lang) for f in scenario.facts), *([gold] if isinstance(gold, str) else gold)}
+    texts = {*values, *([gold] if isinstance(gold, str) else gold)}
     numbers = frozenset().union(*map(numbers_in, texts))  # "150,000" and "150,000 roubles" are one value
     objects = {f.object.python for f in scenario.facts if not isinstance(f.object.python, bool)}
     return [said for other in others for relation, said, value_numbers in _facts_of_entity(other, lang)
@@ -479,7 +484,7 @@ class _Writer:
     has been named, what this dialogue has said (no line twice) and who misstated a value
     (a correction says whose slip it fixes)."""
 
-    def __init__(self, scenario: Scenario, lang: str, rng: random.Random):
+    def __init__(self, scenario: Scenario, lang: str, rng: random.Random, values: Sequence[str]):
         self.s, self.lang, self.rng = scenario, lang, rng
         self.words = scenario.wording[lang]
         self.phrases = STATEMENTS[lang]
@@ -491,9 +496,9 @@ class _Writer:
         self.used: set[str] = set()  # phrases already said in this dialogue
         self.misstated_by: dict[int, str] = {}  # fact -> the speaker who misstated it
         # a yes/no fact is written as its whole statement ("Pavel is a tax resident"); rendered is each
-        # value as fact_values records it, spoken the same with the article a sentence needs ("the Pine store")
-        self.rendered = {i: w.statement or w.value or render_value(f, scenario, lang)
-                         for i, (f, w) in enumerate(zip(scenario.facts, self.words.facts, strict=True))}
+        # value as fact_values records it, spoken the same with the article a sentence needs ("the Pine store");
+        # ``values`` are the facts' render_value
+        self.rendered = {i: w.statement or w.value or values[i] for i, w in enumerate(self.words.facts)}
         self.spoken = {i: w.spoken or self.rendered[i] for i, w in enumerate(self.words.facts)}
 
     def values(self) -> tuple[str, ...]:

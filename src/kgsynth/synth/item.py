@@ -9,10 +9,12 @@ import json
 import random
 from collections import Counter
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kgsynth.queries import CachedModel
 from kgsynth.synth.dialogue import Dialogue, DialogueSettings, Turn, build_dialogue, count_tokens, transcript
 from kgsynth.synth.formats import AnswerFormat, Constraints, format_instruction
 from kgsynth.synth.scenario import NO_RULE, Difficulty, Scenario
@@ -78,7 +80,7 @@ class Review(BaseModel):
     criteria: tuple[CriterionScore, ...]
 
 
-class Item(BaseModel):
+class Item(CachedModel):  # model_copy drops the cached transcript
     """One benchmark item (see ``ItemMetadata`` for what it is made of); ``review`` is the
     judge's verdict when the judge filter ran."""
 
@@ -96,7 +98,7 @@ class Item(BaseModel):
     metadata: ItemMetadata
     review: Review | None = None
 
-    @property  # not cached: model_copy(update=...) would carry a stale value along
+    @cached_property  # several filters read it
     def transcript(self) -> str:
         return transcript(self.dialogue)
 
@@ -169,7 +171,7 @@ def item_from_dialogue(scenario: Scenario, lang: str, dialogue: Dialogue, seed: 
         seed=seed,
     )
     content = json.dumps([scenario.id, lang, text, question], ensure_ascii=False)
-    return Item(
+    item = Item(
         id=hashlib.sha256(content.encode()).hexdigest()[:16],
         language=lang,
         dialogue=dialogue.turns,
@@ -181,3 +183,5 @@ def item_from_dialogue(scenario: Scenario, lang: str, dialogue: Dialogue, seed: 
         gold_aliases=scenario.gold_aliases.get(lang, []),
         metadata=metadata,
     )
+    item.__dict__["transcript"] = text  # joined above already: the filters read it again
+    return item

@@ -34,14 +34,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from enum import StrEnum
 from functools import cache, cached_property, lru_cache
-from typing import Any, Literal, NamedTuple, Self
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
 from kgsynth.kg import KnowledgeGraph, local_name
 from kgsynth.kg._terms import date_or_year
 from kgsynth.kg.vocab import SET_OPERATIONS, Operation, Rule, WorldKnowledge
-from kgsynth.queries import Fact, Node, Shape, Subgraph, share_field_names
+from kgsynth.queries import CachedModel, Fact, Node, Shape, Subgraph, share_field_names
 from kgsynth.synth.formats import AnswerFormat, Choices, Constraints, canonical_gold, class_aliases
 from kgsynth.synth.lexicon import Lexicon, Wording, wording
 from kgsynth.synth.questions import fan_chain, retrieval_question, rule_question
@@ -141,7 +141,7 @@ class Piece(BaseModel):
     facts: tuple[int, ...] = ()  # indices into Scenario.facts
 
 
-class Scenario(BaseModel):
+class Scenario(CachedModel):  # model_copy drops the cached properties below
     """An item before wording: facts, rule, question, format and computed gold."""
 
     model_config = ConfigDict(frozen=True)
@@ -202,17 +202,10 @@ class Scenario(BaseModel):
     @cached_property
     def derived(self) -> dict[object, object]:
         """What later stages derive from this scenario alone, kept with it by their own keys
-        (the dialogue's facts a confusable turn may state, per language): a scenario drawn
-        into several other items is read once."""
+        (the dialogue's facts a confusable turn may state, per language; the facts a slip
+        may misstate): a scenario drawn into several other items, or worded in several
+        languages, is read once."""
         return {}
-
-    def model_copy(self, *, update: Mapping[str, object] | None = None, deep: bool = False) -> Self:
-        """A copy without the cached properties above (pydantic would carry them along,
-        stale once ``update`` changes the facts)."""
-        copied = super().model_copy(update=update, deep=deep)
-        for name in ("mentioned_texts", "mentioned_blob", "source_triples", "question_keys", "derived"):
-            copied.__dict__.pop(name, None)
-        return copied
 
 
 def question_keys(question: Mapping[str, str], gold: Mapping[str, str | Sequence[str]]) -> dict[str, bytes]:

@@ -1,0 +1,64 @@
+"""``kgsynth ingest``: documents -> a graph of checked facts with provenance, and a report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from pydantic import ValidationError
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+
+from kgsynth.cli._common import Interrupted, check_url, option_error, output_file, progress_bar
+from kgsynth.cli._common import err as _err
+from kgsynth.errors import KgsynthError
+from kgsynth.ingest import IngestConfig, IngestReport, ingest, load_ingest_config
+
+
+def ingest_command(
+    docs: Path = typer.Argument(..., help="A folder of .txt/.md files, one such file, or a JSONL of {id, date, lang, title, text}."),
+    out: Path = typer.Option(Path("out/graph.trig"), "--out", help="The graph: .trig or .nq (one named graph per document)."),
+    config: Path | None = typer.Option(None, "--config", help="A TOML or YAML ingest config (see configs/ingest.toml)."),
+    llm_base_url: str | None = typer.Option(None, "--llm-base-url", help="The extraction model's OpenAI-compatible endpoint."),
+    llm_model: str | None = typer.Option(None, "--llm-model", help="The model name (default: the config's, else 'local')."),
+) -> None:
+    """Documents -> triples with evidence, checked against the text -> resolved entities -> graph with provenance."""
+    cfg = load_ingest_config(config) if config else IngestConfig()
+    check_url("--llm-base-url", llm_base_url)
+    output_file("--out", out)
+    updates = {k: v for k, v in (("base_url", llm_base_url), ("model", llm_model)) if v is not None}
+    options = {"extraction.base_url": ("--llm-base-url", llm_base_url), "extraction.model": ("--llm-model", llm_model)}
+    try:
+        cfg = IngestConfig.model_validate(cfg.model_copy(update={"extraction": cfg.extraction.model_copy(update=updates)}).model_dump())
+    except ValidationError as e:
+        raise option_error(e, {k: v for k, v in options.items() if v[1] is not None}, config) from None
+    columns = (TextColumn("documents"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    try:
+        with progress_bar(*columns) as bar:
+            task = bar.add_task("documents", total=None)
+            report = ingest(docs, out, cfg, progress=lambda done, total: bar.update(task, completed=done, total=total))
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted; finished documents are kept in {out}.work: run the same command to resume") from None
+    _summary(report)
+    if report.problems:
+        raise KgsynthError(f"{report.problems} of {report.documents} documents not ingested (listed above); "
+                           "fix or remove them, or rerun to retry the failed chunks")
+
+
+def _summary(report: IngestReport) -> None:
+    for doc in report.per_document:
+        if doc.problem:
+            _err.print(f"  {doc.id}: {doc.problem}")
+    rejected = ", ".join(f"{code} {n:,}" for code, n in report.rejected.items()) or "none"
+    _err.print(
+        f"wrote {_n(report.kept, 'fact')} about {_n(report.entities, 'entity', 'entities')} ({_n(report.relations, 'relation')}; "
+        f"{_n(report.statements, 'statement')} with provenance) from {report.finished:,} of {_n(report.documents, 'document')} "
+        f"to {report.graph}\n"
+        f"  chunks {report.chunks:,}; triples proposed {report.proposed:,}, rejected {sum(report.rejected.values()):,} "
+        f"({rejected}), entities in several documents {report.merged:,}\n"
+        f"  model calls {report.calls:,}, tokens {report.prompt_tokens + report.completion_tokens:,}; "
+        f"report in {report.graph}.report.json, rejections in {report.graph}.rejections.jsonl"
+    )
+
+
+def _n(count: int, noun: str, plural: str | None = None) -> str:
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"

@@ -1,0 +1,82 @@
+"""The ingest configuration: one pydantic tree, unknown keys rejected, TOML or YAML."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, field_validator, model_validator
+
+from kgsynth._config import Strict, http_url_or_none, load_config_file
+from kgsynth.errors import KgsynthError
+from kgsynth.llm import ModelConfig
+from kgsynth.llm.cache import default_cache_path
+
+
+class DocumentSettings(Strict):
+    languages: tuple[str, ...] = Field(("en", "ru"), description="languages read; a document in another is reported and skipped")
+    max_mb: float = Field(2.0, gt=0, description="a larger document is reported and skipped (split it, or raise this)")
+    chunk_chars: int = Field(1500, ge=200, description="a chunk's size, cut at a sentence end where one is near")
+    overlap_chars: int = Field(200, ge=0, description="text two neighbouring chunks share, so no sentence is cut off from its fact")
+
+    @model_validator(mode="after")
+    def _overlap_smaller(self) -> DocumentSettings:
+        if self.overlap_chars >= self.chunk_chars // 2:
+            raise ValueError(f"overlap_chars ({self.overlap_chars}) must be under half of chunk_chars ({self.chunk_chars})")
+        return self
+
+
+class ExtractionSettings(Strict):
+    base_url: str | None = Field(None, description="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8001/v1 (or --llm-base-url)")
+    model: str = "local"
+    api_key_env: str = "OPENAI_API_KEY"
+    max_tokens: int = Field(1024, ge=16, description="the most a reply to one chunk may hold")
+    timeout_s: float = Field(300.0, gt=0)
+    max_retries: int = Field(2, ge=0)
+    concurrency: int = Field(2, ge=1)
+    cache: str | None = Field(None, description="response cache file (default: ~/.cache/kgsynth/llm-cache.sqlite)")
+    evidence_score: float = Field(
+        90.0, ge=50, le=100, description="how closely (rapidfuzz partial ratio, 0-100) a triple's evidence must match the document"
+    )
+    mention_score: float = Field(
+        80.0, ge=50, le=100, description="how closely a triple's subject and object must occur in its evidence (an inflected "
+        "Russian name scores about 83)"
+    )
+
+    _url = field_validator("base_url")(http_url_or_none)
+
+    def model_config_for(self, seed: int) -> ModelConfig:
+        if not self.base_url:
+            raise KgsynthError("ingest needs a model: set extraction.base_url in the config or pass --llm-base-url")
+        return ModelConfig(base_url=self.base_url, model=self.model, api_key_env=self.api_key_env, temperature=0.0,
+                           max_tokens=self.max_tokens, seed=seed, timeout_s=self.timeout_s, max_retries=self.max_retries,
+                           concurrency=self.concurrency)
+
+    def cache_path(self) -> Path:
+        return Path(self.cache).expanduser() if self.cache else default_cache_path()
+
+
+class ResolutionSettings(Strict):
+    relations: tuple[str, ...] = Field((), description="a relation vocabulary: extracted relations that read alike are written "
+                                       "under its names (none: the corpus's most frequent names)")
+    relation_score: float = Field(90.0, ge=50, le=100, description="rapidfuzz ratio of two relation names that are one relation")
+
+
+class IngestConfig(Strict):
+    """Everything ``kgsynth ingest`` needs besides the documents and a model's address."""
+
+    namespace: str = Field("https://example.org/kg/", description="IRIs of the entities, relations and documents minted")
+    seed: int = 0
+    documents: DocumentSettings = DocumentSettings()
+    extraction: ExtractionSettings = ExtractionSettings()
+    resolution: ResolutionSettings = ResolutionSettings()
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace_ends_a_path(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://", "urn:")) or value[-1] not in "/#:":
+            raise ValueError(f"{value!r} is no IRI namespace: give one ending in / or #, e.g. https://example.org/kg/")
+        return value
+
+
+def load_ingest_config(path: str | Path) -> IngestConfig:
+    return load_config_file(path, IngestConfig)

@@ -1,0 +1,219 @@
+"""The ingested facts as RDF: one named graph per document holding the facts it states and,
+per fact, a statement node with the evidence (provenance per triple); labels, classes and
+relation units in the default graph. TriG or N-Quads; ``KnowledgeGraph.load`` reads either
+and queries the union, so every shape samples from it."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import quote
+
+import pyoxigraph as ox
+from pydantic import BaseModel
+
+from kgsynth.ingest.documents import Document
+from kgsynth.ingest.extraction import ObjectKind, Triple, fold
+from kgsynth.ingest.resolution import Decision, Entity, Mention, relation_names, resolve
+from kgsynth.kg.vocab import FACT_OBJECT, FACT_RELATION, FACT_SUBJECT, KGS, RDF, RDFS, XSD
+
+FORMATS = {".trig": ox.RdfFormat.TRIG, ".nq": ox.RdfFormat.N_QUADS, ".nquads": ox.RdfFormat.N_QUADS}
+PREFIXES = {"kgs": KGS, "rdfs": RDFS, "xsd": XSD}
+_LABEL, _TYPE = ox.NamedNode(f"{RDFS}label"), ox.NamedNode(f"{RDF}type")
+
+
+class DocumentFacts(BaseModel):
+    """A document's checked triples, with what the graph says about the document."""
+
+    document: Document
+    model: str
+    triples: list[Triple]
+
+
+class Built(BaseModel):
+    quads: int
+    entities: int
+    relations: int
+    facts: int  # distinct triples
+    statements: int  # facts with their provenance: a fact two documents state counts twice
+    merged: int  # entities named in more than one document
+    decisions: list[Decision]
+
+
+def write_graph(path: Path, namespace: str, documents: Sequence[DocumentFacts], relations_vocabulary: Sequence[str] = (),
+                relation_score: float = 90.0) -> Built:
+    """Write the graph of ``documents`` to ``path`` (.trig, .nq) and say what it holds."""
+    documents, relation_decisions = _renamed_relations(documents, relations_vocabulary, relation_score)
+    mentions, owners = _mentions(documents)
+    entities, assignment, decisions = resolve(mentions)
+    decisions += relation_decisions
+    iris = _entity_iris(namespace, entities)
+    relations = _RelationNames(namespace, documents)
+    quads: list[ox.Quad] = []
+    for entity, iri in zip(entities, iris, strict=True):
+        quads += [ox.Quad(iri, _LABEL, ox.Literal(label, language=lang)) for lang, label in entity.labels.items()]
+        if entity.kind:
+            quads.append(ox.Quad(iri, _TYPE, _class_iri(namespace, entity.kind)))
+    entity_of = {owner: iris[assignment[i]] for i, owner in enumerate(owners)}
+    facts, statements = set(), 0
+    for d, facts_of in enumerate(documents):
+        doc = facts_of.document
+        graph = _document_iri(namespace, doc.id)
+        quads += _about_document(graph, facts_of)
+        for t, triple in enumerate(facts_of.triples):
+            subject = entity_of[(d, t, "subject")]
+            relation = relations.iri(triple)
+            obj = entity_of[(d, t, "object")] if triple.object_kind is ObjectKind.entity else _literal(triple, doc.lang)
+            statement = _statement_node(doc.id, subject, relation, obj)
+            quads += [
+                ox.Quad(subject, relation, obj, graph),
+                ox.Quad(statement, ox.NamedNode(FACT_SUBJECT), subject, graph),
+                ox.Quad(statement, ox.NamedNode(FACT_RELATION), relation, graph),
+                ox.Quad(statement, ox.NamedNode(FACT_OBJECT), obj, graph),
+                ox.Quad(statement, ox.NamedNode(f"{KGS}statedIn"), graph, graph),
+                ox.Quad(statement, ox.NamedNode(f"{KGS}evidence"), ox.Literal(triple.evidence, language=doc.lang), graph),
+                ox.Quad(statement, ox.NamedNode(f"{KGS}evidenceOffset"), ox.Literal(str(triple.evidence_start), datatype=ox.NamedNode(f"{XSD}integer")), graph),
+            ]
+            facts.add((subject, relation, obj))
+            statements += 1
+    quads += relations.quads()
+    quads += [ox.Quad(_class_iri(namespace, kind), _LABEL, ox.Literal(kind, language=lang)) for kind, lang in _kinds(documents)]
+    unique = list(dict.fromkeys(quads))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    ox.serialize(unique, str(partial), FORMATS[path.suffix.lower()], prefixes=PREFIXES | {"": namespace})
+    partial.replace(path)
+    merged = sum(1 for entity in entities if len(entity.documents) > 1)
+    return Built(quads=len(unique), entities=len(entities), relations=len(relations.names), facts=len(facts), statements=statements, merged=merged,
+                 decisions=decisions)
+
+
+def _renamed_relations(documents: Sequence[DocumentFacts], vocabulary: Sequence[str],
+                       score: float) -> tuple[list[DocumentFacts], list[Decision]]:
+    names, decisions = relation_names([(t.relation, f.document.id) for f in documents for t in f.triples], vocabulary, score)
+    renamed = [f.model_copy(update={"triples": [t.model_copy(update={"relation": names[" ".join(t.relation.split())]})
+                                                for t in f.triples]}) for f in documents]
+    return renamed, decisions
+
+
+def _mentions(documents: Sequence[DocumentFacts]) -> tuple[list[Mention], list[tuple[int, int, str]]]:
+    """Every entity mention, with (document index, triple index, role) for each."""
+    mentions, owners = [], []
+    for d, facts in enumerate(documents):
+        lang = facts.document.lang or ""
+        for t, triple in enumerate(facts.triples):
+            mentions.append(Mention(name=triple.subject, kind=fold(triple.subject_type), document=facts.document.id, lang=lang, subject=True))
+            owners.append((d, t, "subject"))
+            if triple.object_kind is ObjectKind.entity:
+                mentions.append(Mention(name=triple.object, kind=fold(triple.object_type), document=facts.document.id, lang=lang, subject=False))
+                owners.append((d, t, "object"))
+    return mentions, owners
+
+
+def _entity_iris(namespace: str, entities: list[Entity]) -> list[ox.NamedNode]:
+    """One IRI per entity from its name; namesakes kept apart get -2, -3 (in order of appearance)."""
+    taken: dict[str, int] = defaultdict(int)
+    iris = []
+    for entity in entities:
+        slug = _slug(entity.key)
+        taken[slug] += 1
+        iris.append(ox.NamedNode(f"{namespace}entity/{slug}" + (f"-{taken[slug]}" if taken[slug] > 1 else "")))
+    return iris
+
+
+class _RelationNames:
+    """Relation IRIs and labels. A relation whose numbers come in more than one unit (revenue
+    in USD and in RUB) becomes one relation per unit ("revenue (USD)"); one with a single
+    unit declares it (``kgs:unit``)."""
+
+    def __init__(self, namespace: str, documents: Sequence[DocumentFacts]):
+        self.namespace = namespace
+        units: dict[str, set[str | None]] = defaultdict(set)
+        labels: dict[str, dict[str, str]] = defaultdict(dict)
+        for facts in documents:
+            for triple in facts.triples:
+                if triple.object_kind is ObjectKind.number:
+                    units[fold(triple.relation)].add(triple.unit)
+        self.split = {name for name, found in units.items() if len(found) > 1}
+        self.units = {name: next(iter(found)) for name, found in units.items() if len(found) == 1 and None not in found}
+        for facts in documents:
+            for triple in facts.triples:
+                name = self._name(triple)
+                labels[name].setdefault(facts.document.lang or "", self._label(triple))
+        self.names = dict(labels)
+
+    def _name(self, triple: Triple) -> str:
+        return fold(triple.relation) + self._unit(triple)
+
+    def _label(self, triple: Triple) -> str:
+        return " ".join(triple.relation.split()) + self._unit(triple)
+
+    def _unit(self, triple: Triple) -> str:
+        """" (USD)" for a number of a relation split by unit, else nothing."""
+        split = triple.object_kind is ObjectKind.number and triple.unit and fold(triple.relation) in self.split
+        return f" ({triple.unit})" if split else ""
+
+    def iri(self, triple: Triple) -> ox.NamedNode:
+        return ox.NamedNode(f"{self.namespace}relation/{_slug(self._name(triple))}")
+
+    def quads(self) -> list[ox.Quad]:
+        quads = []
+        for name, labels in self.names.items():
+            iri = ox.NamedNode(f"{self.namespace}relation/{_slug(name)}")
+            quads += [ox.Quad(iri, _LABEL, ox.Literal(label, language=lang)) for lang, label in labels.items()]
+            if name in self.units:
+                quads.append(ox.Quad(iri, ox.NamedNode(f"{KGS}unit"), ox.Literal(self.units[name])))
+        return quads
+
+
+def _about_document(graph: ox.NamedNode, facts: DocumentFacts) -> list[ox.Quad]:
+    doc = facts.document
+    said = [(f"{KGS}sourceId", ox.Literal(doc.id)), (f"{KGS}sourceLanguage", ox.Literal(doc.lang or "")),
+            (f"{KGS}sourceSha256", ox.Literal(doc.sha256)), (f"{KGS}extractionModel", ox.Literal(facts.model))]
+    if doc.date:
+        said.append((f"{KGS}sourceDate", ox.Literal(doc.date.isoformat(), datatype=ox.NamedNode(f"{XSD}date"))))
+    if doc.title:
+        said.append((f"{KGS}sourceTitle", ox.Literal(doc.title, language=doc.lang)))
+    return [ox.Quad(graph, ox.NamedNode(p), value, graph) for p, value in said]
+
+
+def _statement_node(doc_id: str, subject: ox.NamedNode, relation: ox.NamedNode, obj: ox.NamedNode | ox.Literal) -> ox.BlankNode:
+    """A blank node named by what it describes: the same documents give the same file."""
+    return ox.BlankNode("f" + hashlib.sha256(f"{doc_id}\n{subject}\n{relation}\n{obj}".encode()).hexdigest()[:24])
+
+
+def _literal(triple: Triple, lang: str | None) -> ox.Literal:
+    if triple.object_kind is ObjectKind.number:
+        return ox.Literal(str(triple.value), datatype=ox.NamedNode(f"{XSD}decimal"))
+    if triple.object_kind is ObjectKind.date:
+        year = isinstance(triple.value, int)
+        return ox.Literal(str(triple.value), datatype=ox.NamedNode(f"{XSD}{'gYear' if year else 'date'}"))
+    return ox.Literal(" ".join(triple.object.split()), language=lang)
+
+
+def _kinds(documents: Sequence[DocumentFacts]) -> list[tuple[str, str]]:
+    """(folded kind, language) of every entity kind named, each with its first language."""
+    seen: dict[str, str] = {}
+    for facts in documents:
+        for triple in facts.triples:
+            for kind in (triple.subject_type, triple.object_type if triple.object_kind is ObjectKind.entity else ""):
+                if kind.strip():
+                    seen.setdefault(fold(kind), facts.document.lang or "")
+    return list(seen.items())
+
+
+def _class_iri(namespace: str, kind: str) -> ox.NamedNode:
+    return ox.NamedNode(f"{namespace}class/{_slug(kind)}")
+
+
+def _document_iri(namespace: str, doc_id: str) -> ox.NamedNode:
+    return ox.NamedNode(f"{namespace}document/{quote(doc_id, safe='')}")
+
+
+def _slug(name: str) -> str:
+    """The letters and digits of ``name`` (any script), words joined by -."""
+    words = re.findall(r"\w+", name.casefold())
+    return "-".join(words) or "_"  # an IRI may hold letters of any script

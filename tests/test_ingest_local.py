@@ -1,0 +1,57 @@
+"""kgsynth ingest against a real model: Qwen2.5-Coder-0.5B behind llama-cpp-python's server
+(tests/local_llm.py), on two short English and Russian texts. The model is small, so what it
+extracts is not asserted; what the code guarantees is: every kept fact's evidence is in its
+document as written, every rejection says why, the counts add up, the
+graph loads, and a rerun asks the model nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from local_llm import QWEN05_SHA256, llama_server, missing, qwen05_path, verify
+
+from kgsynth.ingest import IngestConfig, ingest
+from kgsynth.kg import KnowledgeGraph
+
+pytestmark = [pytest.mark.local_llm, pytest.mark.slow, pytest.mark.skipif(missing() is not None, reason=missing() or "")]
+
+TEXTS = {
+    "en": "Zarechye Bank was founded in Kazan in 1994. Its chief executive is Pavel Orlov. In 2023 the bank earned $15.6 million.",
+    "ru": "Банк «Заречье» основан в Казани в 1994 году. Председатель правления банка — Павел Орлов.",
+}
+
+
+@pytest.fixture(scope="module")
+def base_url():
+    model = qwen05_path(Path.home() / ".cache" / "kgsynth" / "models")
+    if model is None:
+        pytest.skip("the Qwen2.5-Coder-0.5B packages are not installed (make llm-local)")
+    verify(model, QWEN05_SHA256)
+    with llama_server(model, n_ctx=4096) as url:
+        yield url
+
+
+def test_ingest_with_a_real_model_keeps_only_checked_facts_and_a_rerun_asks_nothing(base_url, tmp_path):
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text("".join(json.dumps({"id": lang, "lang": lang, "text": text}, ensure_ascii=False) + "\n"
+                            for lang, text in TEXTS.items()), encoding="utf-8")
+    config = IngestConfig.model_validate({"extraction": {"base_url": base_url, "cache": str(tmp_path / "cache.sqlite"), "timeout_s": 600}})
+    out = tmp_path / "g.trig"
+    report = ingest(docs, out, config)
+    assert report.problems == 0 and report.calls >= 2 and report.prompt_tokens > 0
+    kg = KnowledgeGraph.load(out)
+    rows = list(kg.select("""PREFIX kgs: <https://w3id.org/kgsynth/vocab#>
+        SELECT ?id ?evidence WHERE { ?f kgs:statedIn ?g ; kgs:evidence ?evidence . ?g kgs:sourceId ?id }"""))
+    assert len(rows) == report.statements
+    for doc_id, evidence in rows:
+        assert evidence.value in TEXTS[doc_id.value]
+    rejections = [json.loads(line) for line in out.with_name("g.trig.rejections.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert all(r["reason"] and r["check"] for r in rejections)
+    assert sum(report.rejected.values()) == len(rejections)
+    assert report.statements + len(rejections) <= report.proposed  # the rest: a fact proposed twice
+    # a rerun finds every document finished: it needs no model (here: none listening)
+    unreachable = config.model_copy(update={"extraction": config.extraction.model_copy(update={"base_url": "http://127.0.0.1:9/v1"})})
+    again = ingest(docs, out, unreachable)
+    assert again.finished == 2 and again.kept == report.kept and again.calls == report.calls
