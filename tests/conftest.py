@@ -26,6 +26,17 @@ from servers import VIRTUOSO_MISSING, VirtuosoServer, ntriples  # noqa: E402,F40
 from servers import free_port as _free_port  # noqa: E402
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` skip unless the marker expression names them (``pytest -m slow``):
+    the default run stays within CI's time budget."""
+    if "slow" in (config.option.markexpr or ""):
+        return
+    skip = pytest.mark.skip(reason="slow: run with -m slow")
+    for item in items:
+        if item.get_closest_marker("slow"):
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def demo_kg() -> KnowledgeGraph:
     return KnowledgeGraph.load(DEMO, lang=("en", "ru"))

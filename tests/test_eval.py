@@ -243,6 +243,7 @@ def test_every_condition_and_probe_is_answered_once(clean_eval, items):
     assert {r.error_source for r in records if r.item_id in probed and r.condition == "main"} == {"fact_extraction"}
 
 
+@pytest.mark.slow  # about 90 s of stalls and back-offs; test_llm_gateway covers each fault alone
 def test_thirty_percent_faults_change_no_answer(clean_eval, dataset, golds, tmp_path):
     _, clean_out, _, _ = clean_eval
     # a reply that is not JSON is a (wrong) answer to a free-text question, not a fault here

@@ -39,12 +39,6 @@ def _cases() -> list:
     return cases
 
 
-@pytest.fixture(autouse=True)
-def _slow_only_when_asked(request):
-    if request.node.get_closest_marker("slow") and "slow" not in (request.config.option.markexpr or ""):
-        pytest.skip("Virtuoso takes minutes here: run with -m slow")
-
-
 class Engines:
     """Each graph once per module: its files, the embedded store, Virtuoso's URL and graph, and
     which graph `oxigraph serve` holds (the server is shared with test_endpoint.py)."""

@@ -10,6 +10,7 @@ the run stopped and how to resume. No traceback unless ``kgsynth --debug ...``.
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -62,7 +63,18 @@ def _root(
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
     """Entry point: see the module docstring for what each exit code means."""
-    sys.exit(run(sys.argv[1:] if argv is None else list(argv)))
+    code = run(sys.argv[1:] if argv is None else list(argv))
+    if code == INTERRUPTED:
+        _quiet_finalisers()
+    sys.exit(code)
+
+
+def _quiet_finalisers() -> None:
+    # A Ctrl-C can land while asyncio is still building an event loop: at exit the half-built
+    # loop's finaliser and the coroutine it never ran print tracebacks under the one line that
+    # says where the run stopped. Only the process's entry point does this, as it is ending.
+    sys.unraisablehook = lambda _: None
+    warnings.simplefilter("ignore")
 
 
 def run(argv: list[str]) -> int:
