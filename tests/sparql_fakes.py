@@ -5,6 +5,10 @@ Retry-After), 400, 500, 502, 503, 504, stalls past the client's deadline, drops 
 connection without an answer, or sends JSON that is not SPARQL results; its "ok" answer
 is canned (one row). It tests the retry schedule and the one-line errors, never results.
 
+``FakeRateLimitGate`` is a FAULT INJECTOR in front of a real SPARQL server: it answers the
+first requests HTTP 429 with a Retry-After, as Wikidata's query service does to a client
+that asks too fast, forwards the rest, and records each request's User-Agent.
+
 ``FakeAuthGate`` is an HTTP Basic or Digest gate, as a reverse proxy (nginx) or Virtuoso's
 ``/sparql-auth`` puts in front of an endpoint: it checks the credentials and forwards the
 query to a real SPARQL server (the ``oxigraph serve`` fixture), whose answer it passes
@@ -191,15 +195,50 @@ class FakeAuthGate(_Served):
         return fields["username"] == self.user and fields.get("response") == expected
 
     def _forward(self, body: bytes, headers) -> tuple[int, str, bytes]:
-        request = urllib.request.Request(self.upstream, data=body, method="POST", headers={
-            "Content-Type": headers.get("Content-Type", "application/x-www-form-urlencoded"),
-            "Accept": headers.get("Accept", "application/sparql-results+json"),
-        })
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                return response.status, response.headers.get("Content-Type", ""), response.read()
-        except urllib.error.HTTPError as e:
-            return e.code, e.headers.get("Content-Type", "text/plain"), e.read()
+        return _forward(self.upstream, body, headers)
+
+
+class FakeRateLimitGate(_Served):
+    """FAULT INJECTOR (see the module docstring): the first ``limited`` requests get HTTP 429
+    with ``Retry-After: retry_after``; the others go to ``upstream`` (a real SPARQL query URL)."""
+
+    def __init__(self, upstream: str, limited: int = 1, retry_after: str = "0.2"):
+        self.upstream, self.limited, self.retry_after = upstream, limited, retry_after
+        self.times: list[float] = []
+        self.agents: list[str] = []
+        self.statuses: list[int] = []
+        self._lock = threading.Lock()
+        gate = self
+
+        class Handler(_Handler):
+            def do_POST(self) -> None:
+                body = self.body()
+                with gate._lock:
+                    gate.times.append(time.monotonic())
+                    gate.agents.append(self.headers.get("User-Agent") or "")
+                    limited = len(gate.times) <= gate.limited
+                if limited:
+                    gate.statuses.append(429)
+                    self.answer(429, "text/plain", b"Too Many Requests", {"Retry-After": gate.retry_after})
+                    return
+                status, ctype, answer = _forward(gate.upstream, body, self.headers)
+                gate.statuses.append(status)
+                self.answer(status, ctype, answer)
+
+        self._start(Handler, "/sparql")
+
+
+def _forward(upstream: str, body: bytes, headers) -> tuple[int, str, bytes]:
+    """Send a query's form body on to a real SPARQL server; its status, content type and answer."""
+    request = urllib.request.Request(upstream, data=body, method="POST", headers={
+        "Content-Type": headers.get("Content-Type", "application/x-www-form-urlencoded"),
+        "Accept": headers.get("Accept", "application/sparql-results+json"),
+    })
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.headers.get("Content-Type", ""), response.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("Content-Type", "text/plain"), e.read()
 
 
 def _md5(text: str) -> str:

@@ -524,6 +524,26 @@ case("report-results-cut-mid-line", K, lambda c: ["report", c.results(lambda r: 
 case("report-results-unknown-condition", K, lambda c: ["report", c.results(lambda r: _edit_row(r / "results.jsonl", 2, lambda row: row.update(condition="vibes")))],
      "results.jsonl line 2: condition")
 
+# --- kgsynth ingest's options and config (a bad document is a line of the run's report: tests/test_ingest.py)
+K = "ingest options"
+
+
+def ingest(c: Ctx, *more: str, out: str = "g.trig") -> list[str]:
+    return ["ingest", c.file("a.txt", "Anna Petrova works at Zarechye Bank."), "--out", str(c.tmp / out), *more]
+
+
+case("ingest-missing-docs", K, lambda c: ["ingest", str(c.tmp / "none"), "--out", str(c.tmp / "g.trig")], "cannot read {tmp}/none: no such file or folder")
+case("ingest-out-not-trig", K, lambda c: ingest(c, out="g.ttl"), "{tmp}/g.ttl: give the graph a .trig or .nq name")
+case("ingest-no-model", K, lambda c: ingest(c), "ingest needs a model: set extraction.base_url in the config or pass --llm-base-url")
+case("ingest-llm-url-ftp", K, lambda c: ingest(c, "--llm-base-url", "ftp://x"), "--llm-base-url: 'ftp://x' is not an http(s) URL")
+case("ingest-wikidata-not-url", K, lambda c: ingest(c, "--wikidata", "query.wikidata.org"), "--wikidata: 'query.wikidata.org' is not an http(s) URL")
+case("ingest-property-not-an-id", K, lambda c: ingest(c, "--config", c.file("c.toml", '[wikidata.properties]\n"founder of" = "founder"\n')),
+     "wikidata.properties: not a property id (P112, or ^P112 read backwards): 'founder of' = 'founder'")
+case("ingest-tolerance-100-percent", K, lambda c: ingest(c, "--config", c.file("c.toml", "[wikidata]\nquantity_tolerance = 1\n")),
+     "wikidata.quantity_tolerance: Input should be less than 1")
+case("ingest-config-typo", K, lambda c: ingest(c, "--config", c.file("c.toml", '[wikidata]\nendpoit = "http://127.0.0.1:1/sparql"\n')),
+     "config {tmp}/c.toml: wikidata.endpoit: Extra inputs are not permitted")
+
 # --- malformed command lines: exit 2, one line naming the help to read
 K = "command lines (usage, exit 2)"
 case("unknown-command", K, lambda c: ["frobnicate"], "No such command 'frobnicate'", "see kgsynth --help", code=2)

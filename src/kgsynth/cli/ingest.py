@@ -20,15 +20,21 @@ def ingest_command(
     config: Path | None = typer.Option(None, "--config", help="A TOML or YAML ingest config (see configs/ingest.toml)."),
     llm_base_url: str | None = typer.Option(None, "--llm-base-url", help="The extraction model's OpenAI-compatible endpoint."),
     llm_model: str | None = typer.Option(None, "--llm-model", help="The model name (default: the config's, else 'local')."),
+    wikidata: str | None = typer.Option(None, "--wikidata", help="Look every fact up at this Wikidata SPARQL endpoint "
+                                        "(e.g. https://query.wikidata.org/sparql) and drop those it already states."),
 ) -> None:
     """Documents -> triples with evidence, checked against the text -> resolved entities -> graph with provenance."""
     cfg = load_ingest_config(config) if config else IngestConfig()
     check_url("--llm-base-url", llm_base_url)
+    check_url("--wikidata", wikidata)
     output_file("--out", out)
     updates = {k: v for k, v in (("base_url", llm_base_url), ("model", llm_model)) if v is not None}
-    options = {"extraction.base_url": ("--llm-base-url", llm_base_url), "extraction.model": ("--llm-model", llm_model)}
+    checked = {"check": True, "endpoint": wikidata} if wikidata else {}
+    options = {"extraction.base_url": ("--llm-base-url", llm_base_url), "extraction.model": ("--llm-model", llm_model),
+               "wikidata.endpoint": ("--wikidata", wikidata)}
     try:
-        cfg = IngestConfig.model_validate(cfg.model_copy(update={"extraction": cfg.extraction.model_copy(update=updates)}).model_dump())
+        cfg = IngestConfig.model_validate(cfg.model_copy(update={"extraction": cfg.extraction.model_copy(update=updates),
+                                                                 "wikidata": cfg.wikidata.model_copy(update=checked)}).model_dump())
     except ValidationError as e:
         raise option_error(e, {k: v for k, v in options.items() if v[1] is not None}, config) from None
     columns = (TextColumn("documents"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -40,8 +46,8 @@ def ingest_command(
         raise Interrupted(f"interrupted; finished documents are kept in {out}.work: run the same command to resume") from None
     _summary(report)
     if report.problems:
-        raise KgsynthError(f"{report.problems} of {report.documents} documents not ingested (listed above); "
-                           "fix or remove them, or rerun to retry the failed chunks")
+        raise KgsynthError(f"{report.problems} of {report.documents} documents not fully ingested (listed above); "
+                           "fix or remove them, or rerun to retry what failed")
 
 
 def _summary(report: IngestReport) -> None:
@@ -55,9 +61,18 @@ def _summary(report: IngestReport) -> None:
         f"to {report.graph}\n"
         f"  chunks {report.chunks:,}; triples proposed {report.proposed:,}, rejected {sum(report.rejected.values()):,} "
         f"({rejected}), entities in several documents {report.merged:,}\n"
+        f"{_wikidata_line(report)}"
         f"  model calls {report.calls:,}, tokens {report.prompt_tokens + report.completion_tokens:,}; "
         f"report in {report.graph}.report.json, rejections in {report.graph}.rejections.jsonl"
     )
+
+
+def _wikidata_line(report: IngestReport) -> str:
+    if not report.contamination:
+        return ""
+    labels = ", ".join(f"{label} {n:,}" for label, n in report.contamination.items())
+    dropped = f"; {report.dropped_known:,} known left out" if report.dropped_known else ""
+    return f"  Wikidata: {labels}{dropped} (each with its reason in {report.graph}.wikidata.jsonl)\n"
 
 
 def _n(count: int, noun: str, plural: str | None = None) -> str:

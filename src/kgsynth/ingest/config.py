@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from pydantic import Field, field_validator, model_validator
 
-from kgsynth._config import Strict, http_url_or_none, load_config_file
+from kgsynth import __version__
+from kgsynth._config import Strict, check_http_url, http_url_or_none, load_config_file
 from kgsynth.errors import KgsynthError
 from kgsynth.llm import ModelConfig
 from kgsynth.llm.cache import default_cache_path
@@ -61,6 +63,37 @@ class ResolutionSettings(Strict):
     relation_score: float = Field(90.0, ge=50, le=100, description="rapidfuzz ratio of two relation names that are one relation")
 
 
+WIKIDATA_SPARQL = "https://query.wikidata.org/sparql"
+_PROPERTY = re.compile(r"\^?P[1-9]\d*")
+
+
+class WikidataSettings(Strict):
+    """The contamination check: each fact looked up in Wikidata (see ``kgsynth.ingest.wikidata``)."""
+
+    check: bool = Field(False, description="look every fact up (--wikidata URL turns it on at that endpoint)")
+    endpoint: str = Field(WIKIDATA_SPARQL, description="a SPARQL endpoint holding Wikidata: the public query service or a mirror")
+    keep_known: bool = Field(False, description="keep the facts Wikidata already states (labelled known) instead of dropping them")
+    languages: tuple[str, ...] = Field(("en", "ru"), min_length=1, description="languages of the labels and aliases names are looked up in")
+    properties: dict[str, str] = Field(default_factory=dict, description='relation name -> Wikidata property, "^P112" read backwards; '
+                                       "a relation not given here is mapped by the property's label or alias")
+    date_tolerance_days: int = Field(1, ge=0, description="how far a stated date may lie from Wikidata's and still be the same")
+    quantity_tolerance: float = Field(0.01, ge=0, lt=1, description="how far (relative) a stated number may lie from Wikidata's")
+    timeout_s: float = Field(60.0, gt=0, description="the deadline of one query's attempt")
+    retries: int = Field(3, ge=0, description="more attempts after HTTP 429 (its Retry-After honoured), 5xx or a timeout")
+    user_agent: str = Field(f"kgsynth/{__version__} (contamination check; set wikidata.user_agent to name yourself)",
+                            min_length=1, description="Wikidata's policy asks for one that says who is asking and how to reach them")
+
+    _url = field_validator("endpoint")(check_http_url)
+
+    @field_validator("properties")
+    @classmethod
+    def _property_ids(cls, value: dict[str, str]) -> dict[str, str]:
+        wrong = [f"{name!r} = {prop!r}" for name, prop in value.items() if not _PROPERTY.fullmatch(prop)]
+        if wrong:
+            raise ValueError(f"not a property id (P112, or ^P112 read backwards): {', '.join(wrong)}")
+        return value
+
+
 class IngestConfig(Strict):
     """Everything ``kgsynth ingest`` needs besides the documents and a model's address."""
 
@@ -69,6 +102,7 @@ class IngestConfig(Strict):
     documents: DocumentSettings = DocumentSettings()
     extraction: ExtractionSettings = ExtractionSettings()
     resolution: ResolutionSettings = ResolutionSettings()
+    wikidata: WikidataSettings = WikidataSettings()
 
     @field_validator("namespace")
     @classmethod

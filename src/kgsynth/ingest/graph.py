@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import defaultdict
-from collections.abc import Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from itertools import groupby
 from pathlib import Path
 from urllib.parse import quote
 
@@ -18,6 +19,7 @@ from pydantic import BaseModel
 from kgsynth.ingest.documents import Document
 from kgsynth.ingest.extraction import ObjectKind, Triple, fold
 from kgsynth.ingest.resolution import Decision, Entity, Mention, relation_names, resolve
+from kgsynth.ingest.wikidata import Claim, Contamination, Verdict
 from kgsynth.kg.vocab import FACT_OBJECT, FACT_RELATION, FACT_SUBJECT, KGS, RDF, RDFS, XSD
 
 FORMATS = {".trig": ox.RdfFormat.TRIG, ".nq": ox.RdfFormat.N_QUADS, ".nquads": ox.RdfFormat.N_QUADS}
@@ -37,58 +39,118 @@ class Built(BaseModel):
     quads: int
     entities: int
     relations: int
-    facts: int  # distinct triples
+    facts: int  # distinct triples written
     statements: int  # facts with their provenance: a fact two documents state counts twice
     merged: int  # entities named in more than one document
     decisions: list[Decision]
+    contamination: dict[str, int] = {}  # distinct facts by label, dropped ones included
+    dropped: int = 0  # distinct facts left out as known
+    checks: list[dict] = []  # one row per distinct fact checked: its names, documents, label and reason
+    unchecked: dict[str, str] = {}  # document id -> why some of its facts could not be checked
+
+
+Check = Callable[[Sequence[Claim]], list[Verdict]]
 
 
 def write_graph(path: Path, namespace: str, documents: Sequence[DocumentFacts], relations_vocabulary: Sequence[str] = (),
-                relation_score: float = 90.0) -> Built:
-    """Write the graph of ``documents`` to ``path`` (.trig, .nq) and say what it holds."""
+                relation_score: float = 90.0, check: Check | None = None, keep_known: bool = False) -> Built:
+    """Write the graph of ``documents`` to ``path`` (.trig, .nq) and say what it holds. With
+    ``check`` (the Wikidata check) each distinct fact is labelled, the label kept in its
+    provenance, and a ``known`` one left out unless ``keep_known``."""
     documents, relation_decisions = _renamed_relations(documents, relations_vocabulary, relation_score)
     mentions, owners = _mentions(documents)
     entities, assignment, decisions = resolve(mentions)
     decisions += relation_decisions
     iris = _entity_iris(namespace, entities)
     relations = _RelationNames(namespace, documents)
-    quads: list[ox.Quad] = []
-    for entity, iri in zip(entities, iris, strict=True):
-        quads += [ox.Quad(iri, _LABEL, ox.Literal(label, language=lang)) for lang, label in entity.labels.items()]
-        if entity.kind:
-            quads.append(ox.Quad(iri, _TYPE, _class_iri(namespace, entity.kind)))
-    entity_of = {owner: iris[assignment[i]] for i, owner in enumerate(owners)}
-    facts, statements = set(), 0
+    entity_of = {owner: assignment[i] for i, owner in enumerate(owners)}
+    stated = []  # (document index, triple, subject entity, relation IRI, object entity or literal)
     for d, facts_of in enumerate(documents):
-        doc = facts_of.document
-        graph = _document_iri(namespace, doc.id)
-        quads += _about_document(graph, facts_of)
         for t, triple in enumerate(facts_of.triples):
-            subject = entity_of[(d, t, "subject")]
-            relation = relations.iri(triple)
-            obj = entity_of[(d, t, "object")] if triple.object_kind is ObjectKind.entity else _literal(triple, doc.lang)
-            statement = _statement_node(doc.id, subject, relation, obj)
+            obj = entity_of[(d, t, "object")] if triple.object_kind is ObjectKind.entity else _literal(triple, facts_of.document.lang)
+            stated.append((d, triple, entity_of[(d, t, "subject")], relations.iri(triple), obj))
+    facts = list(dict.fromkeys((s, r, o) for _, _, s, r, o in stated))
+    verdicts = _verdicts(check, facts, stated, entities, relations, documents) if check else {}
+    kept = [row for row in stated if not (verdicts and verdicts[row[2:]].label is Contamination.known and not keep_known)]
+
+    used = sorted({row[2] for row in kept} | {row[4] for row in kept if isinstance(row[4], int)})
+    quads: list[ox.Quad] = []
+    for e in used:
+        quads += [ox.Quad(iris[e], _LABEL, ox.Literal(label, language=lang)) for lang, label in entities[e].labels.items()]
+        if entities[e].kind:
+            quads.append(ox.Quad(iris[e], _TYPE, _class_iri(namespace, entities[e].kind)))
+    for d, rows in groupby(kept, key=lambda row: row[0]):  # kept in document order
+        doc = documents[d].document
+        graph = _document_iri(namespace, doc.id)
+        quads += _about_document(graph, documents[d])
+        for _, triple, subject, relation, obj in rows:
+            s, o = iris[subject], iris[obj] if isinstance(obj, int) else obj
+            statement = _statement_node(doc.id, s, relation, o)
             quads += [
-                ox.Quad(subject, relation, obj, graph),
-                ox.Quad(statement, ox.NamedNode(FACT_SUBJECT), subject, graph),
+                ox.Quad(s, relation, o, graph),
+                ox.Quad(statement, ox.NamedNode(FACT_SUBJECT), s, graph),
                 ox.Quad(statement, ox.NamedNode(FACT_RELATION), relation, graph),
-                ox.Quad(statement, ox.NamedNode(FACT_OBJECT), obj, graph),
+                ox.Quad(statement, ox.NamedNode(FACT_OBJECT), o, graph),
                 ox.Quad(statement, ox.NamedNode(f"{KGS}statedIn"), graph, graph),
                 ox.Quad(statement, ox.NamedNode(f"{KGS}evidence"), ox.Literal(triple.evidence, language=doc.lang), graph),
                 ox.Quad(statement, ox.NamedNode(f"{KGS}evidenceOffset"), ox.Literal(str(triple.evidence_start), datatype=ox.NamedNode(f"{XSD}integer")), graph),
             ]
-            facts.add((subject, relation, obj))
-            statements += 1
-    quads += relations.quads()
-    quads += [ox.Quad(_class_iri(namespace, kind), _LABEL, ox.Literal(kind, language=lang)) for kind, lang in _kinds(documents)]
+            if verdict := verdicts.get((subject, relation, obj)):
+                quads += [ox.Quad(statement, ox.NamedNode(f"{KGS}contamination"), ox.Literal(verdict.label.value), graph),
+                          ox.Quad(statement, ox.NamedNode(f"{KGS}contaminationReason"), ox.Literal(verdict.reason), graph)]
+    quads += relations.quads({row[3] for row in kept})
+    kinds = {entities[e].kind for e in used}
+    quads += [ox.Quad(_class_iri(namespace, kind), _LABEL, ox.Literal(kind, language=lang)) for kind, lang in _kinds(documents) if kind in kinds]
     unique = list(dict.fromkeys(quads))
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
     ox.serialize(unique, str(partial), FORMATS[path.suffix.lower()], prefixes=PREFIXES | {"": namespace})
     partial.replace(path)
-    merged = sum(1 for entity in entities if len(entity.documents) > 1)
-    return Built(quads=len(unique), entities=len(entities), relations=len(relations.names), facts=len(facts), statements=statements, merged=merged,
-                 decisions=decisions)
+    merged = sum(1 for e in used if len(entities[e].documents) > 1)
+    labels = Counter(v.label.value for v in verdicts.values())
+    return Built(quads=len(unique), entities=len(used), relations=len({row[3] for row in kept}), facts=len({row[2:] for row in kept}),
+                 statements=len(kept), merged=merged, decisions=decisions, contamination=dict(sorted(labels.items())),
+                 dropped=len(facts) - len({row[2:] for row in kept}), checks=_check_rows(verdicts, stated, entities, relations, documents),
+                 unchecked=_unchecked(verdicts, stated, documents))
+
+
+def _verdicts(check: Check, facts: list[tuple], stated: list[tuple], entities: list[Entity], relations: _RelationNames,
+              documents: Sequence[DocumentFacts]) -> dict[tuple, Verdict]:
+    """The check's verdict on each distinct fact (subject entity, relation IRI, object)."""
+    triple_of = {row[2:]: row[1] for row in stated}
+    claims = []
+    for subject, relation, obj in facts:
+        triple = triple_of[(subject, relation, obj)]
+        names = _names(entities[obj]) if isinstance(obj, int) else [" ".join(triple.object.split())]
+        claims.append(Claim(subject=_names(entities[subject]), relation=relations.labels(relation), kind=triple.object_kind,
+                            object=names, value=triple.value))
+    return dict(zip(facts, check(claims), strict=True))
+
+
+def _names(entity: Entity) -> list[str]:
+    return list(dict.fromkeys(entity.labels.values()))
+
+
+def _check_rows(verdicts: dict[tuple, Verdict], stated: list[tuple], entities: list[Entity], relations: _RelationNames,
+                documents: Sequence[DocumentFacts]) -> list[dict]:
+    by_fact: dict[tuple, list[str]] = defaultdict(list)
+    for d, _, *fact in stated:
+        by_fact[tuple(fact)].append(documents[d].document.id)
+    rows = []
+    for (subject, relation, obj), verdict in verdicts.items():
+        shown = _names(entities[obj])[0] if isinstance(obj, int) else obj.value
+        rows.append({"subject": _names(entities[subject])[0], "relation": relations.labels(relation)[0], "object": shown,
+                     "documents": sorted(set(by_fact[(subject, relation, obj)])), "label": verdict.label.value, "reason": verdict.reason})
+    return rows
+
+
+def _unchecked(verdicts: dict[tuple, Verdict], stated: list[tuple], documents: Sequence[DocumentFacts]) -> dict[str, str]:
+    found = {}
+    for d, _, *fact in stated:
+        verdict = verdicts.get(tuple(fact))
+        if verdict and verdict.label is Contamination.unchecked:
+            found.setdefault(documents[d].document.id, verdict.reason)
+    return found
 
 
 def _renamed_relations(documents: Sequence[DocumentFacts], vocabulary: Sequence[str],
@@ -144,6 +206,7 @@ class _RelationNames:
                 name = self._name(triple)
                 labels[name].setdefault(facts.document.lang or "", self._label(triple))
         self.names = dict(labels)
+        self._by_iri = {ox.NamedNode(f"{namespace}relation/{_slug(name)}"): name for name in self.names}
 
     def _name(self, triple: Triple) -> str:
         return fold(triple.relation) + self._unit(triple)
@@ -159,10 +222,15 @@ class _RelationNames:
     def iri(self, triple: Triple) -> ox.NamedNode:
         return ox.NamedNode(f"{self.namespace}relation/{_slug(self._name(triple))}")
 
-    def quads(self) -> list[ox.Quad]:
+    def labels(self, iri: ox.NamedNode) -> list[str]:
+        return list(dict.fromkeys(self.names[self._by_iri[iri]].values()))
+
+    def quads(self, used: set[ox.NamedNode]) -> list[ox.Quad]:
         quads = []
         for name, labels in self.names.items():
             iri = ox.NamedNode(f"{self.namespace}relation/{_slug(name)}")
+            if iri not in used:
+                continue
             quads += [ox.Quad(iri, _LABEL, ox.Literal(label, language=lang)) for lang, label in labels.items()]
             if name in self.units:
                 quads.append(ox.Quad(iri, ox.NamedNode(f"{KGS}unit"), ox.Literal(self.units[name])))

@@ -17,6 +17,8 @@ from kgsynth.ingest.config import IngestConfig
 from kgsynth.ingest.documents import Document, Problem, chunks, read_documents
 from kgsynth.ingest.extraction import PROMPT_VERSION, Checker, ChunkResult, extract_chunks
 from kgsynth.ingest.graph import FORMATS, DocumentFacts, write_graph
+from kgsynth.ingest.wikidata import WikidataCheck
+from kgsynth.kg import EndpointBackend
 from kgsynth.llm import LLMGateway, ResponseCache
 
 Progress = Callable[[int, int], None]
@@ -48,6 +50,8 @@ class IngestReport(BaseModel):
     merged: int
     entities: int
     relations: int
+    contamination: dict[str, int]  # distinct facts by their Wikidata label (empty without the check)
+    dropped_known: int  # of them, left out as known
     calls: int
     prompt_tokens: int
     completion_tokens: int
@@ -151,9 +155,21 @@ def _finish(out: Path, config: IngestConfig, documents: list, reports: list[Docu
         facts.append(DocumentFacts(document=document, model=config.extraction.model, triples=list(triples.values())))
         rejections += [{"document": document.id, "chunk": k, "check": r.code, "reason": r.reason,
                         "triple": r.triple.model_dump(mode="json")} for k, c in enumerate(results, 1) for r in c.rejections]
-    built = write_graph(out, config.namespace, facts, config.resolution.relations, config.resolution.relation_score)
+    check = _wikidata_check(config, out) if config.wikidata.check else None
+    try:
+        built = write_graph(out, config.namespace, facts, config.resolution.relations, config.resolution.relation_score,
+                            check=check.check if check else None, keep_known=config.wikidata.keep_known)
+    finally:
+        if check:
+            check.close()
     _write_lines(out.with_name(out.name + ".rejections.jsonl"), rejections)
     _write_lines(out.with_name(out.name + ".decisions.jsonl"), [d.model_dump() for d in built.decisions])
+    if check:
+        _write_lines(out.with_name(out.name + ".wikidata.jsonl"), built.checks)
+    for r in reports:
+        if r.id in built.unchecked:
+            note = f"its facts are kept unchecked (a rerun asks again): {built.unchecked[r.id]}"
+            r.problem = f"{r.problem}; {note}" if r.problem else note
     rejected = Counter()
     for r in reports:
         rejected.update(r.rejected)
@@ -161,11 +177,18 @@ def _finish(out: Path, config: IngestConfig, documents: list, reports: list[Docu
         graph=str(out), documents=len(documents), finished=len(finished), problems=sum(1 for r in reports if r.problem),
         chunks=sum(r.chunks for r in reports), proposed=sum(r.proposed for r in reports),
         rejected=dict(sorted(rejected.items())), kept=built.facts, statements=built.statements, merged=built.merged, entities=built.entities,
-        relations=built.relations, calls=sum(r.calls for r in reports), prompt_tokens=sum(r.prompt_tokens for r in reports),
+        relations=built.relations, contamination=built.contamination, dropped_known=built.dropped, calls=sum(r.calls for r in reports), prompt_tokens=sum(r.prompt_tokens for r in reports),
         completion_tokens=sum(r.completion_tokens for r in reports), per_document=reports,
     )
     out.with_name(out.name + ".report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
     return report
+
+
+def _wikidata_check(config: IngestConfig, out: Path) -> WikidataCheck:
+    w = config.wikidata
+    endpoint = EndpointBackend(w.endpoint, timeout=w.timeout_s, retries=w.retries, seed=config.seed, user_agent=w.user_agent)
+    return WikidataCheck(endpoint, out.with_name(out.name + ".work") / "wikidata.sqlite", w.languages, w.properties,
+                         w.date_tolerance_days, w.quantity_tolerance)
 
 
 def _write_lines(path: Path, rows: list[dict]) -> None:

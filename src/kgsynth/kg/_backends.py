@@ -136,6 +136,8 @@ class EndpointBackend:
             ``seed``: the same schedule every run) and is at most ``max_backoff``. A
             ``Retry-After`` header (seconds or an HTTP date) replaces the drawn wait, also
             capped at ``max_backoff``.
+        user_agent: the User-Agent header (None: SPARQLWrapper's own); public services such as
+            Wikidata's ask for one that names the tool and how to reach its user.
 
     The deadline is per attempt, so one :meth:`select` can take up to ``(retries + 1) *
     timeout`` plus the waits between attempts: with the defaults (3 retries, 0.5 s) four
@@ -155,6 +157,7 @@ class EndpointBackend:
         backoff: float = 0.5,
         max_backoff: float = 30.0,
         seed: int = 0,
+        user_agent: str | None = None,
     ):
         if not timeout > 0:
             raise ValueError(f"the endpoint timeout must be positive, not {timeout}")
@@ -181,6 +184,7 @@ class EndpointBackend:
         self.auth = Credentials(*auth) if isinstance(auth, tuple) else auth
         self.retries, self.backoff, self.max_backoff = int(retries), float(backoff), float(max_backoff)
         self._jitter = random.Random(seed)
+        self.user_agent = user_agent
 
     def __repr__(self) -> str:
         return (f"EndpointBackend({self.url!r}, timeout={self.timeout:g}, graph_uri={self.graph_uri!r}, "
@@ -253,6 +257,8 @@ class EndpointBackend:
         """One HTTP exchange under its own deadline: the raw answer and its content type, or ``_Transient`` for a
         failure worth another attempt, or ``EndpointError`` / ``QueryError`` for one that is not."""
         client = SPARQLWrapper(self.url, returnFormat=XML)  # its format parameter: Virtuoso heeds it over Accept
+        if self.user_agent:
+            client.agent = self.user_agent
         client.setMethod(POST)
         client.setQuery(query)
         client.queryType = SELECT  # its regex guess reads template comments ("describes") as DESCRIBE
