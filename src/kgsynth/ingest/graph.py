@@ -50,16 +50,19 @@ class Built(BaseModel):
 
 
 Check = Callable[[Sequence[Claim]], list[Verdict]]
+Resolve = Callable[[Sequence[Mention]], tuple[list[Entity], list[int], list[Decision]]]
 
 
 def write_graph(path: Path, namespace: str, documents: Sequence[DocumentFacts], relations_vocabulary: Sequence[str] = (),
-                relation_score: float = 90.0, check: Check | None = None, keep_known: bool = False) -> Built:
+                relation_score: float = 90.0, check: Check | None = None, keep_known: bool = False,
+                resolve_entities: Resolve = resolve) -> Built:
     """Write the graph of ``documents`` to ``path`` (.trig, .nq) and say what it holds. With
     ``check`` (the Wikidata check) each distinct fact is labelled, the label kept in its
-    provenance, and a ``known`` one left out unless ``keep_known``."""
+    provenance, and a ``known`` one left out unless ``keep_known``. ``resolve_entities``
+    (by default: the same name merges) may ask a model about names that differ."""
     documents, relation_decisions = _renamed_relations(documents, relations_vocabulary, relation_score)
     mentions, owners = _mentions(documents)
-    entities, assignment, decisions = resolve(mentions)
+    entities, assignment, decisions = resolve_entities(mentions)
     decisions += relation_decisions
     iris = _entity_iris(namespace, entities)
     relations = _RelationNames(namespace, documents)
@@ -167,10 +170,11 @@ def _mentions(documents: Sequence[DocumentFacts]) -> tuple[list[Mention], list[t
     for d, facts in enumerate(documents):
         lang = facts.document.lang or ""
         for t, triple in enumerate(facts.triples):
-            mentions.append(Mention(name=triple.subject, kind=fold(triple.subject_type), document=facts.document.id, lang=lang, subject=True))
+            said = {"document": facts.document.id, "lang": lang, "context": triple.evidence}
+            mentions.append(Mention(name=triple.subject, kind=fold(triple.subject_type), subject=True, **said))
             owners.append((d, t, "subject"))
             if triple.object_kind is ObjectKind.entity:
-                mentions.append(Mention(name=triple.object, kind=fold(triple.object_type), document=facts.document.id, lang=lang, subject=False))
+                mentions.append(Mention(name=triple.object, kind=fold(triple.object_type), subject=False, **said))
                 owners.append((d, t, "object"))
     return mentions, owners
 

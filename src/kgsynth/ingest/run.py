@@ -3,6 +3,7 @@ the work folder, so a rerun redoes only what is unfinished) -> the graph and its
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections import Counter
@@ -16,10 +17,13 @@ from kgsynth.errors import KgsynthError
 from kgsynth.ingest.config import IngestConfig
 from kgsynth.ingest.documents import Document, Problem, chunks, read_documents
 from kgsynth.ingest.extraction import PROMPT_VERSION, Checker, ChunkResult, extract_chunks
-from kgsynth.ingest.graph import FORMATS, DocumentFacts, write_graph
+from kgsynth.ingest.graph import FORMATS, DocumentFacts, Resolve, write_graph
+from kgsynth.ingest.resolution import STAGE as RESOLVE_STAGE
+from kgsynth.ingest.resolution import model_judge, resolve
 from kgsynth.ingest.wikidata import WikidataCheck
 from kgsynth.kg import EndpointBackend
 from kgsynth.llm import LLMGateway, ResponseCache
+from kgsynth.llm.embeddings import embedder, embeddings_installed, packaged_model_path
 
 Progress = Callable[[int, int], None]
 
@@ -55,6 +59,8 @@ class IngestReport(BaseModel):
     calls: int
     prompt_tokens: int
     completion_tokens: int
+    resolution_calls: int = 0  # questions to the model whether two names are one entity (not counted per document)
+    resolution_tokens: int = 0
     per_document: list[DocumentReport]
 
 
@@ -68,7 +74,7 @@ def ingest(source: Path, out: Path, config: IngestConfig, progress: Progress | N
     documents = list(read_documents(source, settings.languages, settings.max_mb))
     work = out.with_name(out.name + ".work")
     make_writable_folder(work)
-    gateway: LLMGateway | None = None  # made at the first document to extract: a rerun of finished ones needs no model
+    gateway = _LazyGateway(config)
     reports, finished = [], []
     for n, document in enumerate(documents, 1):
         if isinstance(document, Problem):
@@ -76,18 +82,38 @@ def ingest(source: Path, out: Path, config: IngestConfig, progress: Progress | N
         else:
             record = _record(work, document, config)
             if record is None or record["failed"]:
-                if gateway is None:
-                    model = config.extraction.model_config_for(config.seed)
-                    gateway = LLMGateway(model, ResponseCache(config.extraction.cache_path()), jitter_seed=config.seed,
-                                         raise_unreachable=True)
-                record = _extract(gateway, document, config, work, record)
+                record = _extract(gateway(), document, config, work, record)
             results = [ChunkResult.model_validate(c) for c in record["chunks"]]
             reports.append(_document_report(document, results))
             if not record["failed"]:
                 finished.append((document, results))
         if progress:
             progress(n, len(documents))
-    return _finish(out, config, documents, reports, finished)
+    return _finish(out, config, documents, reports, finished, gateway)
+
+
+class _LazyGateway:
+    """The model's gateway, made at its first use: a rerun of finished documents, whose
+    names need no new question, needs no model."""
+
+    def __init__(self, config: IngestConfig):
+        self.config, self.made = config, None
+
+    def __call__(self) -> LLMGateway:
+        if self.made is None:
+            c = self.config
+            self.made = LLMGateway(c.extraction.model_config_for(c.seed), ResponseCache(c.extraction.cache_path()),
+                                   jitter_seed=c.seed, raise_unreachable=True)
+        return self.made
+
+
+def _resolver(config: IngestConfig, gateway: _LazyGateway) -> Resolve:
+    r = config.resolution
+    if not r.ask_model:
+        return resolve
+    embed = embedder(packaged_model_path("entity resolution")).encode if embeddings_installed() else None
+    return functools.partial(resolve, judge=lambda questions: model_judge(gateway())(questions), embed=embed, spelling=r.spelling_score,
+                   meaning=r.meaning_score)
 
 
 def _extract(gateway: LLMGateway, document: Document, config: IngestConfig, work: Path, earlier: dict | None) -> dict:
@@ -148,7 +174,7 @@ def _document_report(document: Document, results: list[ChunkResult]) -> Document
 
 
 def _finish(out: Path, config: IngestConfig, documents: list, reports: list[DocumentReport],
-            finished: list[tuple[Document, list[ChunkResult]]]) -> IngestReport:
+            finished: list[tuple[Document, list[ChunkResult]]], gateway: _LazyGateway) -> IngestReport:
     facts, rejections = [], []
     for document, results in finished:
         triples = {t.key: t for c in results for t in c.triples}  # overlapping chunks state a fact twice
@@ -158,7 +184,8 @@ def _finish(out: Path, config: IngestConfig, documents: list, reports: list[Docu
     check = _wikidata_check(config, out) if config.wikidata.check else None
     try:
         built = write_graph(out, config.namespace, facts, config.resolution.relations, config.resolution.relation_score,
-                            check=check.check if check else None, keep_known=config.wikidata.keep_known)
+                            check=check.check if check else None, keep_known=config.wikidata.keep_known,
+                            resolve_entities=_resolver(config, gateway))
     finally:
         if check:
             check.close()
@@ -173,12 +200,15 @@ def _finish(out: Path, config: IngestConfig, documents: list, reports: list[Docu
     rejected = Counter()
     for r in reports:
         rejected.update(r.rejected)
+    resolving = gateway.made.usage.get(RESOLVE_STAGE) if gateway.made else None
     report = IngestReport(
         graph=str(out), documents=len(documents), finished=len(finished), problems=sum(1 for r in reports if r.problem),
         chunks=sum(r.chunks for r in reports), proposed=sum(r.proposed for r in reports),
         rejected=dict(sorted(rejected.items())), kept=built.facts, statements=built.statements, merged=built.merged, entities=built.entities,
         relations=built.relations, contamination=built.contamination, dropped_known=built.dropped, calls=sum(r.calls for r in reports), prompt_tokens=sum(r.prompt_tokens for r in reports),
-        completion_tokens=sum(r.completion_tokens for r in reports), per_document=reports,
+        completion_tokens=sum(r.completion_tokens for r in reports),
+        resolution_calls=resolving.calls if resolving else 0,
+        resolution_tokens=resolving.prompt_tokens + resolving.completion_tokens if resolving else 0, per_document=reports,
     )
     out.with_name(out.name + ".report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
     return report
