@@ -24,6 +24,7 @@ from kgsynth.cli import graph, rules
 from kgsynth.cli._common import Interrupted
 from kgsynth.cli.evaluate import eval_command, report_command
 from kgsynth.cli.ingest import ingest_command
+from kgsynth.cli.release import release_command
 from kgsynth.cli.synth import synth
 from kgsynth.errors import KgsynthError
 from kgsynth.llm import redact
@@ -39,6 +40,7 @@ app.add_typer(graph.app, name="graph")
 app.add_typer(rules.app, name="rules")
 app.command("ingest")(ingest_command)
 app.command()(synth)
+app.command("release")(release_command)
 app.command("eval")(eval_command)
 app.command("report")(report_command)
 

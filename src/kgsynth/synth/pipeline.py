@@ -77,10 +77,12 @@ from kgsynth.synth.formats import KNOWN_UNITS, has_word
 from kgsynth.synth.item import Item, make_item
 from kgsynth.synth.llm_dialogue import STAGE as VERBALISE
 from kgsynth.synth.llm_dialogue import Draft, LLMVerbaliser
+from kgsynth.synth.published import Published
 from kgsynth.synth.rules import check_rules
 from kgsynth.synth.scenario import Scenario, ScenarioBuilder, cell_key
 
 Progress = Callable[[int, int], None]  # (items kept so far, items wanted)
+PUBLISHED = "published"  # the rejection of a reworded question an earlier release asked
 
 
 class CellPlan(BaseModel):
@@ -90,12 +92,14 @@ class CellPlan(BaseModel):
     scenarios: tuple[Scenario, ...]
 
 
-def plan_cells(kg: KnowledgeGraph, config: SynthConfig, rules: dict[str, Rule], empty_cells: bool = False) -> list[CellPlan]:
+def plan_cells(kg: KnowledgeGraph, config: SynthConfig, rules: dict[str, Rule], empty_cells: bool = False,
+               published: Published | None = None) -> list[CellPlan]:
     """The scenario phase: every scenario the graph gives, grouped by cell, shuffled by
     seed; in the order the cells are run (:func:`_questions`). With ``empty_cells``, the
     cells of the configured grid (every category and format the graph gives, at every
     difficulty asked) that have no scenario are planned too, empty: a run reports them
-    unfillable."""
+    unfillable. A scenario whose subgraph or question is ``published`` is left out (its
+    cell stays in the grid)."""
     builder = ScenarioBuilder(kg, rules, config.dataset.languages, world_knowledge=config.world_policy)
     by_cell: dict[str, dict[str, Scenario]] = defaultdict(dict)
     grid: set[tuple[str, str]] = set()
@@ -106,7 +110,7 @@ def plan_cells(kg: KnowledgeGraph, config: SynthConfig, rules: dict[str, Rule], 
                 cell = scenario.cell
                 if cell.answer_format in wanted_formats:
                     grid.add((cell.category, cell.answer_format))
-                    if cell.difficulty in wanted_difficulties:
+                    if cell.difficulty in wanted_difficulties and not (published and published.excludes(scenario)):
                         by_cell[cell.key].setdefault(scenario.id, scenario)
         if empty_cells:
             for category, fmt in grid:
@@ -258,9 +262,13 @@ class SynthResult(BaseModel):
     notes: list[str] = []  # one line each: what the user should know about this result
 
 
-def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Progress | None = None) -> SynthResult:
+def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Progress | None = None,
+               published: Published | None = None) -> SynthResult:
     """Write a balanced dataset for ``config`` into ``out`` (resuming an interrupted run there;
     a run already finished there with the same config and graph is returned as it is).
+    No item has a subgraph or a question that is ``published`` (earlier releases'): such
+    scenarios are not planned, and an item a model reworded into a published question is
+    rejected (filter ``published``), so the cells stay balanced.
 
     Raises:
         KgsynthError: ``out`` cannot be written, the graph gives no scenario, ``n`` asks more
@@ -275,26 +283,29 @@ def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Pro
         check_rules(kg, rules, KNOWN_UNITS)
     # a full count, once per run; not where the anchors are restricted (a graph too large to scan)
     triples = None if config.sampling.anchors else _triples(kg)
-    run_key = _run_key(config, triples, kg.fingerprint)
-    result = _finished(out, run_key) or _run(kg, config, out, rules, triples, run_key, progress)
+    run_key = _run_key(config, triples, kg.fingerprint, published)
+    result = _finished(out, run_key) or _run(kg, config, out, rules, triples, run_key, progress, published)
     if not result.items:
         raise KgsynthError(_why_empty(result))
     return result
 
 
 def _run(kg: KnowledgeGraph, config: SynthConfig, out: Path, rules: dict[str, Rule], triples: int | None, run_key: str,
-         progress: Progress | None) -> SynthResult:
+         progress: Progress | None, published: Published | None = None) -> SynthResult:
     with ExitStack() as frozen:
         with collector_paused():
-            plans = plan_cells(kg, config, rules, empty_cells=True)
+            plans = plan_cells(kg, config, rules, empty_cells=True, published=published)
             frozen.enter_context(_frozen())  # before the collector is back: it would scan every scenario once
         with full_collections_rarer():
-            return _run_plans(kg, config, out, rules, plans, triples, run_key, progress)
+            return _run_plans(kg, config, out, rules, plans, triples, run_key, progress, published)
 
 
 def _run_plans(kg: KnowledgeGraph, config: SynthConfig, out: Path, rules: dict[str, Rule], plans: list[CellPlan], triples: int | None,
-               run_key: str, progress: Progress | None) -> SynthResult:
+               run_key: str, progress: Progress | None, published: Published | None = None) -> SynthResult:
     if not any(plan.scenarios for plan in plans):
+        if published and any(plan.scenarios for plan in plan_cells(kg, config, rules)):
+            raise KgsynthError("every scenario the graph gives repeats a subgraph or a question of an earlier release: "
+                               "add facts to the graph, or ask other shapes, difficulties or formats")
         raise KgsynthError(f"the graph gives no scenario for the configured shapes, difficulties and formats: {_why_no_scenario(kg, config, rules)}")
     languages = config.dataset.languages
     per_cell = _per_cell(config, _with_scenarios(plans))  # cells without any are unfillable
@@ -302,7 +313,7 @@ def _run_plans(kg: KnowledgeGraph, config: SynthConfig, out: Path, rules: dict[s
     models = _Models.open(config)
     try:
         filters = make_filters(config, rules, kg, models, scenarios=(s for plan in plans for s in plan.scenarios))
-        wording = _Wording(config, filters, models, _Confusables(plans, config.dataset.seed))
+        wording = _Wording(config, filters, models, _Confusables(plans, config.dataset.seed), published)
         wanted = per_cell * len(plans) * len(languages)
         # with models, a record is worth its calls: each reaches the file at once
         with _Work(out / ".work", run_key, flush_seconds=0 if models else _FLUSH_SECONDS) as work:
@@ -509,8 +520,9 @@ class _Wording:
     """The wording phase's machinery: template or LLM verbaliser, the filter cascade with
     duplicates decided scenario by scenario, and the usage each batch costs."""
 
-    def __init__(self, config: SynthConfig, filters: list[ItemFilter], models: _Models | None, confusables: _Confusables):
-        self.config, self.models, self.confusables = config, models, confusables
+    def __init__(self, config: SynthConfig, filters: list[ItemFilter], models: _Models | None, confusables: _Confusables,
+                 published: Published | None = None):
+        self.config, self.models, self.confusables, self.published = config, models, confusables, published
         self.dataset_filters = [f for f in filters if isinstance(f, DatasetFilter)]  # see keep()
         self.filters = [f for f in filters if not isinstance(f, DatasetFilter)]
         self.exact_duplicate = next((f for f in filters if isinstance(f, ExactDuplicateFilter)), None)
@@ -627,6 +639,11 @@ class _Wording:
         run after the cascade, before the cell counts the scenario, so an item is compared
         only with items kept before it, and a dropped one's cell takes another scenario."""
         if not outcome.items:
+            return False
+        if self.published and (repeats := [item for item in outcome.items if self.published.asked(item.question)]):
+            # only a model's rewording can get here: a template question was checked when planned
+            outcome.rejections += [rejection(item, PUBLISHED, "an earlier release asked this question").model_dump() for item in repeats]
+            outcome.items = []
             return False
         for f in self.dataset_filters:
             started = time.perf_counter()
@@ -892,11 +909,14 @@ _FLUSH_SECONDS = 0.2  # without models: what a kill may lose, against a flush pe
 _LOG_FORMAT = "spooled-lines-1"  # changes when progress.jsonl records change meaning
 
 
-def _run_key(config: SynthConfig, triples: int | None, fingerprint: str | None) -> str:
+def _run_key(config: SynthConfig, triples: int | None, fingerprint: str | None, published: Published | None = None) -> str:
     """What a resumed run must share with the stopped one: config (with the filters it
     runs, which a default may change), kgsynth version, the graph (its files' contents when
-    it was loaded from files, else its size), and the progress log's format."""
+    it was loaded from files, else its size), the progress log's format, and what earlier
+    releases published (when anything)."""
     key = f"{config.model_dump_json()}|{','.join(config.filter_order)}|{kgsynth.__version__}|{triples}|{fingerprint}|{_LOG_FORMAT}"
+    if published:
+        key += f"|{published.key}"
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 

@@ -222,6 +222,12 @@ def question_key(language: str, question: str, gold: str | Sequence[str]) -> byt
     return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=16).digest()
 
 
+def question_digest(question: str) -> str:
+    """A question casefolded, ё as е, spaces collapsed, as 16 hex digits: what two releases
+    compare to tell whether one asks what the other did (any language, any gold)."""
+    return hashlib.blake2b(_folded(question).encode(), digest_size=8).hexdigest()
+
+
 def _folded(text: str) -> str:
     return " ".join(text.casefold().replace("ё", "е").split())
 
