@@ -25,7 +25,7 @@ def release_command(
                                        "after a dated one, this month's)."),
     n: int | None = typer.Option(None, "--n", help="Items wanted in all, every language counted (default 600)."),
     seed: int | None = typer.Option(None, "--seed", help="Random seed (default 0)."),
-    config: Path | None = typer.Option(None, "--config", help="A TOML or YAML synth config, with an optional [release] section "
+    config: Path | None = typer.Option(None, "--config", help="A TOML or YAML synth config, with an optional \\[release] section "
                                        "(name, license)."),
 ) -> None:
     """Graph (+ the previous release) -> a versioned dataset with a diff and a dataset card (README.md)."""

@@ -25,16 +25,16 @@ def card(name: str, license: str, languages: list[str], release: Mapping) -> str
         "language": languages,
         "task_categories": ["question-answering"],
         "tags": ["kgsynth", "synthetic", "knowledge-graph", "dialogue"],
-        "configs": [{"config_name": config, "data_files": [{"split": SPLIT, "path": path}], **({"default": True} if config == "questions" else {})}
-                    for config, (path, _) in CONFIGS.items()],
+        "configs": [{"config_name": config, "data_files": [{"split": SPLIT, "path": path}],
+                     **({"default": True} if config == "questions" else {})} for config, (path, _) in CONFIGS.items()],
     }
     version, previous, new = release["version"], release["previous"], release["new"]
     lines = [
         "---", yaml.safe_dump(front, sort_keys=False, allow_unicode=True).rstrip(), "---", "",
         f"# {name} {version}", "",
-        "Benchmark items written by kgsynth from a knowledge graph: each item is a dialogue that states facts and a "
-        "question whose answer follows from them (for a rule-application item, through a rule the dialogue does not "
-        "state), with a strict answer format. Gold answers are computed from the graph by code.", "",
+        ("Benchmark items written by kgsynth from a knowledge graph: each item is a dialogue that states facts and a "
+         "question whose answer follows from them (for a rule-application item, through a rule the dialogue does not "
+         "state), with a strict answer format. Gold answers are computed from the graph by code."), "",
         f"Version {version}, released {release['date']}"
         + (f"; the previous release is {previous}. No item repeats a subgraph or a question of an earlier release "
            f"({', '.join(release['releases'][:-1])})." if previous else "; the first release."),
@@ -57,9 +57,9 @@ def card(name: str, license: str, languages: list[str], release: Mapping) -> str
         + ". Rows are joined by `public_id`. `items.jsonl` holds every field of every item, gold answers included "
         "(what `kgsynth eval --dataset` reads); `manifest.json` records each file's sha256.", "",
         "## Hiding the answers", "",
-        "`public/` holds no answer. Pushed as it is, this folder publishes the answers too (`private/`, `items.jsonl`, "
-        "`items.parquet`). To keep them hidden, so that models cannot be trained on them, publish `public/` with this "
-        "card less its `answers` and `mapping` configs, and keep the rest apart.", "",
+        ("`public/` holds no answer. Pushed as it is, this folder publishes the answers too (`private/`, `items.jsonl`, "
+         "`items.parquet`). To keep them hidden, so that models cannot be trained on them, publish `public/` with this "
+         "card less its `answers` and `mapping` configs, and keep the rest apart."), "",
         "## License", "",
         f"{license}" + (" (kgsynth's default: set `[release] license` in the config to the license of the graph the "
                         "items come from)." if license == DEFAULT_LICENSE else "."), "",

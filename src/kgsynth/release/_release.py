@@ -68,7 +68,8 @@ class ReleaseResult:
 def read_previous(folder: Path) -> Previous:
     """The release in ``folder``, its files checked against its manifest; one line when it is not one."""
     if not folder.is_dir():
-        raise KgsynthError(f"the previous release {folder} is {'a file' if folder.exists() else 'missing'}: give the folder kgsynth release wrote")
+        what = "a file" if folder.exists() else "missing"
+        raise KgsynthError(f"the previous release {folder} is {what}: give the folder kgsynth release wrote")
     path = folder / "manifest.json"
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
@@ -85,7 +86,8 @@ def read_previous(folder: Path) -> Previous:
         if not file.is_file():
             raise KgsynthError(f"the previous release {folder} lacks {name}: write it again with kgsynth release")
         if sha256_file(file) != recorded:
-            raise KgsynthError(f"{file} does not match {path} (changed after kgsynth release wrote it): write it again with kgsynth release")
+            raise KgsynthError(f"{file} does not match {path} (changed after kgsynth release wrote it): "
+                               "write it again with kgsynth release")
     try:
         history = tuple(read_jsonl(folder / HISTORY))
         if not all(isinstance(row.get("subgraph_id"), str) and isinstance(row.get("question"), str) for row in history):
@@ -121,41 +123,40 @@ def release(kg: KnowledgeGraph, config: ReleaseConfig, out: Path, previous: Prev
             every fact of its graph), or what ``synthesize`` raises.
     """
     today = today or datetime.now(UTC).date()
-    prev = previous
-    if prev and out.resolve() == prev.folder.resolve():
+    if previous and out.resolve() == previous.folder.resolve():
         raise KgsynthError(f"the new release would overwrite the previous one in {out}: write it to another folder")
     if kg.is_remote:
         raise KgsynthError("a release records every fact of its graph for the next one's diff: read the graph from files, not an endpoint")
-    version = release_version(version, prev, today)
+    version = release_version(version, previous, today)
     config = config.model_copy(update={"dataset": config.dataset.model_copy(update={"version": version})})
-    published = prev.published if prev else Published()
+    published = previous.published if previous else Published()
     result = synthesize(kg, config, out, progress, published)
     items = list(read_jsonl(out / "items.jsonl"))
     history = _history(items, version)
     _check_unpublished(history, published)
-    graph = GraphRecord.of(kg)
     with JsonlWriter(out / HISTORY) as writer:
-        for row in [*(prev.history if prev else ()), *history]:
+        for row in [*(previous.history if previous else ()), *history]:
             writer.write(row)
+    graph = GraphRecord.of(kg)
     _write_lines(out / FACTS, graph.facts)
     _write_lines(out / ENTITIES, graph.entities)
-    before = prev.graph if prev else GraphRecord(frozenset(), frozenset())
-    new_facts = graph.facts - before.facts
-    # a first release's changes would be the whole graph; none new: no file (as JsonlWriter writes no empty one)
-    changes = prev is not None and _write_changes(out / CHANGES, kg, graph.entities - before.entities, new_facts)
+    before = previous.graph if previous else GraphRecord(frozenset(), frozenset())
+    new_facts, new_entities = graph.facts - before.facts, graph.entities - before.entities
+    # a first release's changes would be the whole graph; nothing new: no file (JsonlWriter writes no empty one)
+    changes = previous is not None and _write_changes(out / CHANGES, kg, new_entities, new_facts)
     if not changes:
         (out / CHANGES).unlink(missing_ok=True)  # an earlier run's
     section = {
         "version": version,
-        "previous": prev.version if prev else None,
-        "releases": [*(prev.releases if prev else ()), version],
+        "previous": previous.version if previous else None,
+        "releases": [*(previous.releases if previous else ()), version],
         "date": today.isoformat(),
         "items": len(items),
         "items_by_language": dict(sorted(Counter(row["language"] for row in items).items())),
         "items_by_shape": dict(sorted(Counter(row["metadata"]["shape"] for row in items).items())),
         "graph": {"facts": len(graph.facts), "entities": len(graph.entities)},
         "new": {
-            "entities": len(graph.entities - before.entities),
+            "entities": len(new_entities),
             "facts": len(new_facts),
             "subgraphs": len({row["subgraph_id"] for row in history}),
             "items": len(items),
@@ -167,14 +168,18 @@ def release(kg: KnowledgeGraph, config: ReleaseConfig, out: Path, previous: Prev
     }
     languages = sorted(section["items_by_language"])
     (out / CARD).write_text(card(config.release.name, config.release.license, languages, section), encoding="utf-8")
+    _add_to_manifest(out, section, [CARD, HISTORY, FACTS, ENTITIES, *([CHANGES] if changes else [])])
+    return ReleaseResult(out=out, section=section, synth=result)
+
+
+def _add_to_manifest(out: Path, section: dict, written: list[str]) -> None:
+    """The synth manifest with the ``release`` section and the sha256 of the files the release wrote."""
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    written = [CARD, HISTORY, FACTS, ENTITIES, *([CHANGES] if changes else [])]
-    manifest["files"] = {name: digest for name, digest in manifest["files"].items() if name not in (CARD, CHANGES)}
-    manifest["files"] |= {name: sha256_file(out / name) for name in written}
-    manifest["files"] = dict(sorted(manifest["files"].items()))
+    files = {name: digest for name, digest in manifest["files"].items() if name not in (CARD, CHANGES)}  # an earlier run's
+    files |= {name: sha256_file(out / name) for name in written}
+    manifest["files"] = dict(sorted(files.items()))
     manifest["release"] = section
     write_json_atomic(out / "manifest.json", manifest)
-    return ReleaseResult(out=out, section=section, synth=result)
 
 
 def _history(items: list[dict], version: str) -> list[dict]:
