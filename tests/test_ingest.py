@@ -14,6 +14,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+import rdflib
 from llm_fault_injector import FaultInjectingServer
 from rapidfuzz import fuzz
 
@@ -435,3 +436,26 @@ def test_an_unusable_answer_merges_nothing_and_says_why(tmp_path):
     entities, _, decisions = resolve(mentions, judge=lambda questions: [Pick(error="the reply was not JSON") for _ in questions])
     assert len(entities) == 2
     assert {d.reason for d in decisions} == {"the model's answer could not be used: the reply was not JSON"}
+
+
+def test_items_cite_the_documents_that_state_their_facts(tmp_path):
+    from kgsynth.synth.config import load_config
+    from kgsynth.synth.export import read_items
+    from kgsynth.synth.pipeline import synthesize
+
+    write_graph(tmp_path / "g.trig", "https://example.org/kg/", BANKS)
+    config = load_config(Path(__file__).parents[1] / "configs" / "from_documents.toml")  # the README's command
+    synthesize(KnowledgeGraph.load(tmp_path / "g.trig"), config, tmp_path / "out")
+    items = list(read_items(tmp_path / "out" / "items.jsonl"))
+    # independently: the documents whose named graph holds the fact itself (rdflib, not the statement nodes)
+    dataset = rdflib.Dataset()
+    dataset.parse(tmp_path / "g.trig", format="trig")
+    source_id = rdflib.URIRef("https://w3id.org/kgsynth/vocab#sourceId")
+    stated: dict[str, set[str]] = {}
+    for graph in dataset.graphs():
+        ids = [str(o) for o in graph.objects(graph.identifier, source_id)]
+        for s, p, o in graph:
+            stated.setdefault(f"{s.n3()} {p.n3()} {o.n3()} .", set()).update(ids)
+    assert items and all(i.metadata.sources for i in items)
+    for item in items:
+        assert list(item.metadata.sources) == sorted(set().union(*(stated[t] for t in item.metadata.source_triples))), item.id

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from rapidfuzz import fuzz, process
 
 from kgsynth.ingest.extraction import fold
-from kgsynth.llm import LLMGateway, LLMResult, Request
+from kgsynth.llm import LLMGateway, LLMResult, LLMUnreachableError, Request
 
 if TYPE_CHECKING:
     import numpy as np
@@ -93,7 +93,10 @@ def model_judge(gateway: LLMGateway) -> Judge:
     """The judge that asks the model through the gateway (cached: a rerun asks nothing twice)."""
 
     def judge(questions: Sequence[SameEntityQuestion]) -> list[Pick]:
-        replies = gateway.complete_all([Request(_same_messages(q), output=SameAs, stage=STAGE) for q in questions])
+        try:
+            replies = gateway.complete_all([Request(_same_messages(q), output=SameAs, stage=STAGE) for q in questions])
+        except LLMUnreachableError as e:  # the names stay apart, each decision saying why; the graph is still written
+            return [Pick(error=str(e)) for _ in questions]
         return [_pick(reply, len(q.candidates)) for q, reply in zip(questions, replies, strict=True)]
 
     return judge

@@ -489,6 +489,21 @@ _WORLD_LINKS = "SELECT DISTINCT ?e ?t WHERE {\n  %s\n  FILTER(isIRI(?e) && isIRI
 )
 
 
+_FACT_SOURCES = f"""SELECT ?s ?r ?o ?id WHERE {{
+  ?st <{FACT_SUBJECT}> ?s ; <{FACT_RELATION}> ?r ; <{FACT_OBJECT}> ?o ; <{KGS}statedIn> ?g .
+  ?g <{KGS}sourceId> ?id .
+}}"""
+
+
+def fact_sources(kg: KnowledgeGraph) -> dict[str, tuple[str, ...]]:
+    """The ids of the documents stating each fact (N-Triples line -> sorted ids), from the
+    provenance ``kgsynth ingest`` writes (``docs/vocabulary.md``); empty for other graphs."""
+    found: dict[str, set[str]] = {}
+    for s, r, o, source in kg.select(_FACT_SOURCES):
+        found.setdefault(f"{s} {r} {o} .", set()).add(source.value)
+    return {triple: tuple(sorted(ids)) for triple, ids in found.items()}
+
+
 class WorldKnowledge:
     """Which entities of a graph a model can know from the world, and so which facts are
     world knowledge rather than episodic (``docs/vocabulary.md``, "World knowledge").

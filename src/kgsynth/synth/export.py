@@ -41,7 +41,7 @@ SPLITS = {
     "public/dialogues": ("public_id", "language", "dialogue"),
     "public/questions": ("public_id", "language", "question", "format_instruction", "answer_format", "constraints"),
     "private/answers": ("public_id", "gold", "gold_items", "gold_aliases"),
-    "private/mapping": ("public_id", "id", "scenario_id", "subgraph_id", "cell", "source_triples"),
+    "private/mapping": ("public_id", "id", "scenario_id", "subgraph_id", "cell", "source_triples", "sources"),
 }
 
 
@@ -57,6 +57,7 @@ def row_from_dump(row: dict, version: str, seed: int) -> dict:
         "subgraph_id": m["subgraph_id"],
         "cell": cell_key(m["category"], m["difficulty"], m["answer_format"]),
         "source_triples": list(m["source_triples"]),
+        "sources": list(m["sources"]),
     }
 
 
@@ -101,7 +102,7 @@ def _prototype_row() -> dict:
 
 _PROTOTYPE_VALUES = {
     "difficulty": "easy", "answer_format": "number", "position": "start", "answer_in_dialogue": False, "world_knowledge": False,
-    "fact_turns": (0,), "fact_to_turn": (0,), "fact_values": ("x",), "speakers": ("x",), "source_triples": ("x",),
+    "fact_turns": (0,), "fact_to_turn": (0,), "fact_values": ("x",), "speakers": ("x",), "source_triples": ("x",), "sources": ("x",),
     **dict.fromkeys(("turns", "fact_turn_count", "links", "inputs", "bridged", "summed", "noise_turns", "clarifications", "reasks", "corrections",
                      "confusable_turns", "padding_turns", "token_length", "seed"), 0),
 }

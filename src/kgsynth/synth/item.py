@@ -57,6 +57,7 @@ class ItemMetadata(BaseModel):
     token_length: int
     speakers: tuple[str, ...]
     source_triples: tuple[str, ...]
+    sources: tuple[str, ...] = ()  # ids of the documents stating the source triples (a graph kgsynth ingest wrote)
     answer_in_dialogue: bool
     world_knowledge: bool = False  # a model can answer it from world knowledge (real places' facts), kept by config
     seed: int
@@ -166,6 +167,7 @@ def item_from_dialogue(scenario: Scenario, lang: str, dialogue: Dialogue, seed: 
         token_length=count_tokens(text),
         speakers=tuple(dict.fromkeys(t.speaker for t in dialogue.turns)),
         source_triples=scenario.source_triples,
+        sources=scenario.sources,
         answer_in_dialogue=scenario.answer_in_dialogue,
         world_knowledge=scenario.world_knowledge,
         seed=seed,

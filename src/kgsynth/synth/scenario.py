@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kgsynth.kg import KnowledgeGraph, local_name
 from kgsynth.kg._terms import date_or_year
-from kgsynth.kg.vocab import SET_OPERATIONS, Operation, Rule, WorldKnowledge
+from kgsynth.kg.vocab import SET_OPERATIONS, Operation, Rule, WorldKnowledge, fact_sources
 from kgsynth.queries import CachedModel, Fact, Node, Shape, Subgraph, share_field_names
 from kgsynth.synth.formats import AnswerFormat, Choices, Constraints, canonical_gold, class_aliases
 from kgsynth.synth.lexicon import Lexicon, Wording, wording
@@ -169,6 +169,7 @@ class Scenario(CachedModel):  # model_copy drops the cached properties below
     boundary: bool = False  # an input exactly on the rule's edge (RuleOutcome.boundary)
     hidden: tuple[Node, ...] = ()  # bridges: named in the dialogue, never in the question
     world_knowledge: bool = False  # every fact is world knowledge (WorldKnowledge): answerable without the dialogue
+    sources: tuple[str, ...] = ()  # the documents stating its facts (kgs:sourceId, an ingested graph's provenance)
 
     @property
     def answer_format(self) -> AnswerFormat:
@@ -249,6 +250,7 @@ class ScenarioBuilder:
                  world_knowledge: WorldPolicy = "skip"):
         self.kg = kg
         self.world = WorldKnowledge.of(kg)
+        self.sources = fact_sources(kg)
         self.world_policy = world_knowledge
         self.world_skipped: Counter[str] = Counter()
         self.rules = rules
@@ -274,6 +276,8 @@ class ScenarioBuilder:
             scenarios = self._rule_scenarios(subgraph)
         else:
             scenarios = self._retrieval_scenarios(subgraph)
+        if self.sources:
+            scenarios = (s.model_copy(update={"sources": self._sources_of(s)}) for s in scenarios)
         if not world:
             yield from scenarios
             return
@@ -285,6 +289,9 @@ class ScenarioBuilder:
             yield scenario.model_copy(update={"world_knowledge": True})
         if dropped:
             self.world_skipped[subgraph.shape.value] += 1
+
+    def _sources_of(self, scenario: Scenario) -> tuple[str, ...]:
+        return tuple(sorted({source for f in scenario.facts for source in self.sources.get(f.triple, ())}))
 
     def world_answerable(self, subgraph: Subgraph) -> bool:
         """Whether a model can answer the subgraph's question from world knowledge alone:
