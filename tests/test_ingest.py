@@ -21,6 +21,7 @@ from rapidfuzz import fuzz
 from kgsynth.ingest import Document, IngestConfig, Problem, ProposedTriple, ingest, read_documents
 from kgsynth.ingest.documents import chunks, language_of
 from kgsynth.ingest.extraction import Checker, ChunkResult, Extraction, Rejection, Triple, _settle
+from kgsynth.ingest.extraction import _proposed as proposed_of
 from kgsynth.ingest.graph import DocumentFacts, write_graph
 from kgsynth.ingest.resolution import Mention, Pick, identifier_like, relation_names, resolve
 from kgsynth.ingest.values import date_of, number_of
@@ -459,3 +460,13 @@ def test_items_cite_the_documents_that_state_their_facts(tmp_path):
     assert items and all(i.metadata.sources for i in items)
     for item in items:
         assert list(item.metadata.sources) == sorted(set().union(*(stated[t] for t in item.metadata.source_triples))), item.id
+
+
+def test_a_reply_cut_short_gives_its_complete_triples_once_each_and_says_so():
+    cut = ('{"triples": [' + json.dumps(GOOD["triples"][0]) + ", " + json.dumps(GOOD["triples"][0])
+           + ', {"subject": "Anna Petrova", "subject_type": "person", "relation": "employ')  # max_tokens ran out here
+    result = ChunkResult(start=0, end=10)
+    reply = LLMResult(error="no JSON object in the reply", text=cut)
+    assert proposed_of(reply, result) == [ProposedTriple.model_validate(GOOD["triples"][0])] and result.cut_short == 1
+    assert proposed_of(LLMResult(error="no JSON object in the reply", text='{"triples": [{"subject": "An'), result) is None
+    assert proposed_of(LLMResult(error="timed out"), result) is None and result.cut_short == 1

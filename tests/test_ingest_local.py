@@ -55,3 +55,20 @@ def test_ingest_with_a_real_model_keeps_only_checked_facts_and_a_rerun_asks_noth
     unreachable = config.model_copy(update={"extraction": config.extraction.model_copy(update={"base_url": "http://127.0.0.1:9/v1"})})
     again = ingest(docs, out, unreachable)
     assert again.finished == 2 and again.kept == report.kept and again.calls == report.calls
+
+
+def test_the_model_answers_whether_two_names_are_one_entity_in_a_form_the_code_reads(base_url, tmp_path):
+    from kgsynth.ingest.resolution import Mention, model_judge, resolve
+    from kgsynth.llm import LLMGateway, ResponseCache
+
+    config = IngestConfig.model_validate({"extraction": {"base_url": base_url, "timeout_s": 600}})
+    gateway = LLMGateway(config.extraction.model_config_for(0), ResponseCache(tmp_path / "cache.sqlite"), raise_unreachable=True)
+    said = [("Мария Лопес", "d1", "Мария Лопес основала пекарню в Казани."), ("Марии Лопес", "d2", "Пекарня Марии Лопес открылась в 2011 году."),
+            ("Lopez Bakery", "d1", "Lopez Bakery opened in Austin."), ("Lopez Bakery Inc.", "d2", "Lopez Bakery Inc. reported revenue of $2 million.")]
+    mentions = [Mention(name=name, kind="", document=doc, lang="ru" if name[0] > "z" else "en", subject=True, context=context)
+                for name, doc, context in said]
+    entities, assignment, decisions = resolve(mentions, judge=model_judge(gateway))
+    assert gateway.usage["resolve"].calls >= 2  # one question per name with a candidate
+    asked = [d for d in decisions if d.decision.startswith("merged into") or "the model" in d.reason]
+    assert asked and not any("could not be used" in d.reason for d in asked), [d.reason for d in asked]
+    assert len(entities) == len(set(assignment)) <= 4

@@ -143,3 +143,13 @@ def test_a_reply_that_never_parses_is_cached_so_a_rerun_asks_nothing(tmp_path):
         again = LLMGateway(_config(server, max_retries=2), cache).complete_all(_requests(2))
         assert len(server.requests) == sent == 2 * 3  # the first run retried; the re-run asked nothing
     assert all(not r.ok for r in first) and all(not r.ok and r.cached and r.error.endswith("(cached reply)") for r in again)
+
+
+def test_a_reply_that_never_fits_the_output_model_comes_back_with_its_text(tmp_path):
+    cut = '{"question": "item 0", "answ'  # what a model cut off at max_tokens sends
+    with FaultInjectingServer(lambda body: cut) as server:
+        gateway = LLMGateway(_config(server, max_retries=1), ResponseCache(tmp_path / "cache.sqlite"))
+        [result] = gateway.complete_all(_requests(1))
+        [again] = LLMGateway(_config(server, max_retries=1), ResponseCache(tmp_path / "cache.sqlite")).complete_all(_requests(1))
+    assert not result.ok and result.text == cut and "no JSON object" in result.error
+    assert again.cached and not again.ok and again.text == cut

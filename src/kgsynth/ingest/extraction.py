@@ -9,7 +9,7 @@ import json
 import re
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rapidfuzz import fuzz
 
 from kgsynth.ingest.values import date_of, number_of
@@ -117,6 +117,7 @@ class ChunkResult(BaseModel):
     rejections: list[Rejection] = Field(default_factory=list)
     proposed: int = 0
     error: str | None = None
+    cut_short: int = 0  # replies that did not parse, whose complete triples were used
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -182,11 +183,12 @@ def extract_chunks(gateway: LLMGateway, checker: Checker, text: str, spans: list
     for k, ((start, end), chunk, reply) in enumerate(zip(spans, chunks, first, strict=True)):
         result = ChunkResult(start=start, end=end)
         _count(result, reply)
-        if not reply.ok:
+        proposed = _proposed(reply, result)
+        if proposed is None:
             result.error = reply.error
         else:
-            result.proposed = len(reply.value.triples)
-            failed = _sort(result, checker, reply.value.triples, chunk, start)
+            result.proposed = len(proposed)
+            failed = _sort(result, checker, proposed, chunk, start)
             if failed:
                 retries[k] = (failed, reply.text)
         results.append(result)
@@ -215,12 +217,13 @@ def _settle(result: ChunkResult, checker: Checker, failed: list[Rejection], repl
     rejected with its reason in place of the triple it corrects; a failure the model left
     uncorrected keeps its first reason. A triple the retry adds counts as proposed."""
     _count(result, reply)
-    if not reply.ok:
+    proposed = _proposed(reply, result)
+    if proposed is None:
         result.rejections += [r.model_copy(update={"reason": f"{r.reason}; the retry failed: {reply.error}"}) for r in failed]
         return
     originals = {_about(r.triple): r for r in failed}
     before = len(result.triples)
-    still = _sort(result, checker, reply.value.triples, chunk, result.start)
+    still = _sort(result, checker, proposed, chunk, result.start)
     kept = {_about(t) for t in result.triples}
     replaced = set()
     for rejection in still:
@@ -232,6 +235,35 @@ def _settle(result: ChunkResult, checker: Checker, failed: list[Rejection], repl
         result.rejections.append(rejection)
     result.proposed += sum(1 for t in result.triples[before:] if _about(t) not in originals)
     result.rejections += [r for about, r in originals.items() if about not in kept and about not in replaced]
+
+
+def _proposed(reply: LLMResult, result: ChunkResult) -> list[ProposedTriple] | None:
+    """The reply's triples; from a reply that does not parse (a small model repeating itself
+    until max_tokens cuts it off), its complete triples, once each (counted in
+    ``result.cut_short``: every one is still checked); None when there is none."""
+    if reply.ok:
+        return reply.value.triples
+    salvaged = _complete_triples(reply.text or "")
+    if salvaged:
+        result.cut_short += 1
+    return salvaged or None
+
+
+def _complete_triples(text: str) -> list[ProposedTriple]:
+    found: dict[tuple[str, str, str], ProposedTriple] = {}
+    at = text.find("[", max(text.find('"triples"'), 0))
+    decoder = json.JSONDecoder(strict=False)
+    while at >= 0 and (brace := text.find("{", at)) >= 0:
+        try:
+            value, at = decoder.raw_decode(text, brace)
+        except json.JSONDecodeError:
+            break  # the object the reply was cut in
+        try:
+            triple = ProposedTriple.model_validate(value)
+        except ValidationError:
+            continue
+        found.setdefault((fold(triple.subject), fold(triple.relation), fold(triple.object)), triple)
+    return list(found.values())
 
 
 def _about(triple: ProposedTriple | Triple) -> tuple[str, str]:

@@ -35,6 +35,7 @@ class DocumentReport(BaseModel):
     proposed: int = 0
     rejected: dict[str, int] = Field(default_factory=dict)  # by check
     kept: int = 0
+    cut_short: int = 0  # replies that did not parse, whose complete triples were used
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -50,6 +51,7 @@ class IngestReport(BaseModel):
     proposed: int
     rejected: dict[str, int]
     kept: int  # distinct facts in the graph
+    cut_short: int  # model replies that did not parse, whose complete triples were used
     statements: int  # kept facts with their provenance, one per document that states each
     merged: int
     entities: int
@@ -166,7 +168,7 @@ def _document_report(document: Document, results: list[ChunkResult]) -> Document
     failed = [f"chunk {k} of {len(results)}: {c.error}" for k, c in enumerate(results, 1) if c.error]
     return DocumentReport(
         id=document.id, lang=document.lang, chunks=len(results), proposed=sum(c.proposed for c in results),
-        rejected=dict(sorted(rejected.items())), kept=sum(len(c.triples) for c in results),
+        rejected=dict(sorted(rejected.items())), kept=sum(len(c.triples) for c in results), cut_short=sum(c.cut_short for c in results),
         calls=sum(c.calls for c in results), prompt_tokens=sum(c.prompt_tokens for c in results),
         completion_tokens=sum(c.completion_tokens for c in results),
         problem=(f"{len(failed)} chunk(s) failed, redone on a rerun: " + "; ".join(failed)) if failed else None,
@@ -204,7 +206,7 @@ def _finish(out: Path, config: IngestConfig, documents: list, reports: list[Docu
     report = IngestReport(
         graph=str(out), documents=len(documents), finished=len(finished), problems=sum(1 for r in reports if r.problem),
         chunks=sum(r.chunks for r in reports), proposed=sum(r.proposed for r in reports),
-        rejected=dict(sorted(rejected.items())), kept=built.facts, statements=built.statements, merged=built.merged, entities=built.entities,
+        rejected=dict(sorted(rejected.items())), kept=built.facts, cut_short=sum(r.cut_short for r in reports), statements=built.statements, merged=built.merged, entities=built.entities,
         relations=built.relations, contamination=built.contamination, dropped_known=built.dropped, calls=sum(r.calls for r in reports), prompt_tokens=sum(r.prompt_tokens for r in reports),
         completion_tokens=sum(r.completion_tokens for r in reports),
         resolution_calls=resolving.calls if resolving else 0,

@@ -47,6 +47,8 @@ class Embedder:
         if self._model is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a folder on disk: never ask a hub
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging
 
+            logging.disable_progress_bar()  # a "Loading weights" bar would land among a command's own lines
             self._model = SentenceTransformer(self.model_path, device="cpu")
         return self._model.encode(list(texts), normalize_embeddings=True, convert_to_numpy=True)

@@ -80,7 +80,7 @@ class LLMResult(BaseModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    text: str | None = None
+    text: str | None = None  # with an error: the last reply, when one came but did not fit the output model
     value: Any = None  # an instance of the request's output model
     error: str | None = None
     cached: bool = False
@@ -182,10 +182,12 @@ class LLMGateway:
                 result = self._result(request, redact_secrets(hit["text"]), cached=True)
             except _Retryable as e:  # a reply that never parsed: asking again would get it again
                 usage.failures += 1
-                return LLMResult(error=redact(f"{self.config.model} at {self.config.base_url}: {e} (cached reply)"), cached=True)
+                return LLMResult(error=redact(f"{self.config.model} at {self.config.base_url}: {e} (cached reply)"), cached=True,
+                                 text=redact_secrets(hit["text"]))
             # the first reply's cost, so a cached re-run reports what the answers took
             return result.model_copy(update={k: hit[k] for k in _COSTS if k in hit})
         attempts, reason, refused, unreachable = 0, "", 0, False
+        unparsed = None  # the last reply that did not fit the output model: a caller may use part of it
         started = time.perf_counter()
         for attempt in range(self.config.max_retries + 1):
             if self._down is not None:  # another request of this batch found the endpoint unreachable
@@ -199,6 +201,7 @@ class LLMGateway:
                          "latency_s": round(time.perf_counter() - started, 3)}
                 if self.cache is not None:  # every reply the server gave, parsed or not: a re-run asks nothing again
                     self.cache.put(key, {"text": text, **costs})
+                unparsed = text
                 result = self._result(request, text, attempts=attempts)
             except _Retryable as e:
                 reason = str(e)
@@ -219,7 +222,8 @@ class LLMGateway:
         if unreachable:  # its last attempt reached no server: the batch's requests not yet tried fail without trying
             self._down = reason
         usage.failures += 1
-        return LLMResult(error=redact(f"{self.config.model} at {self.config.base_url}: {reason}"), attempts=attempts)
+        return LLMResult(error=redact(f"{self.config.model} at {self.config.base_url}: {reason}"), attempts=attempts,
+                         text=unparsed if request.output is not None else None)
 
     def _describe(self, request: Request) -> dict:
         """What determines the response: the cache key's content (no API key, no retry policy)."""

@@ -474,7 +474,9 @@ def _notes(config: SynthConfig, per_cell: int, closed: dict[str, dict], items: i
                      f"wrote {items:,} items, {per_cell} per cell and language")
     elif items < n:
         why = [f"{counts['rounding']:,} from sharing n among {cells} cells with scenarios x {languages} languages "
-               f"({per_cell} per cell and language)"] if counts["rounding"] else []
+               f"({per_cell} per cell and language)"] if counts["rounding"] > 0 else []
+        if counts["rounding"] < 0:  # n below one per cell: more were planned than n, and the cells left short took more
+            why.append(f"{per_cell * cells * languages:,} planned ({cells} cells with scenarios x {languages} languages, one each)")
         why += [f"{counts['unfilled']:,} in cells left short"] if counts["unfilled"] else []
         notes.append(f"wrote {items:,} of n = {n:,} items, {n - items:,} fewer: {'; '.join(why)}")
     if unfillable:
