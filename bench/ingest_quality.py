@@ -19,6 +19,8 @@ Scores (English only: WebNLG's Russian texts come with English DBpedia names):
 - entity resolution: pairs of distinct extracted names of one Re-DocRED document, each
   mapped to the gold cluster it names: merged and in one cluster (right), merged and not
   (wrong), one cluster and not merged (missed).
+- entity resolution on gold mentions: the same pairs over Re-DocRED's own mentions (name,
+  type, sentence) of the sampled documents, resolved with the model against exact names only.
 - Wikidata: the label of every checked fact that matches a gold fact, by whether that fact
   was loaded.
 
@@ -78,8 +80,10 @@ def sample(seed: int) -> tuple[list[list[dict]], dict]:
     for i in sorted(rng.sample(short, 6)):
         d = redocred[i]
         docs.append({"id": f"redocred-{i}", "lang": "en", "title": d["title"], "text": _detokenised(d["sents"])})
+        sentences = [_detokenised([s]) for s in d["sents"]]
         gold[f"redocred-{i}"] = {"source": "redocred", "lang": "en", "clusters": [sorted({m["name"] for m in v}) for v in d["vertexSet"]],
-                                 "types": [v[0]["type"] for v in d["vertexSet"]], "facts": d["labels"]}
+                                 "types": [v[0]["type"] for v in d["vertexSet"]], "facts": d["labels"],
+                                 "mentions": [[(m["name"], sentences[m["sent_id"]]) for m in v] for v in d["vertexSet"]]}
     for lang in ("en", "ru"):
         rows = [json.loads(line) for line in gzip.open(EXTERNAL / "webnlg2020" / f"train_{lang}.jsonl.gz", "rt")]
         for r in rng.sample([r for r in rows if 3 <= r["size"] <= 5], 5):
@@ -211,6 +215,50 @@ def _wikidata(out: Path, gold: dict, loaded: dict[str, bool]) -> dict:
     return {half: dict(c) for half, c in labels.items()}
 
 
+def resolution_on_gold_mentions(gold: dict, base_url: str, cache: Path) -> dict:
+    """Entity resolution on Re-DocRED's own mentions (name, type, sentence) of the sampled
+    documents, scored on pairs of distinct names within a document against its clusters:
+    the model-judged resolution against exact names only (what a user would otherwise do)."""
+    from kgsynth.ingest.config import IngestConfig
+    from kgsynth.ingest.resolution import Mention, model_judge, resolve
+    from kgsynth.llm import LLMGateway, ResponseCache
+    from kgsynth.llm.embeddings import embedder, packaged_model_path
+
+    mentions, cluster = [], []
+    for doc_id, g in gold.items():
+        if g["source"] != "redocred":
+            continue
+        for c, said in enumerate(g["mentions"]):
+            for name, sentence in said:
+                mentions.append(Mention(name=name, kind=g["types"][c].lower(), document=doc_id, lang="en", subject=True, context=sentence))
+                cluster.append((doc_id, c))
+    config = IngestConfig.model_validate({"extraction": {"base_url": base_url, "timeout_s": 600}})
+    gateway = LLMGateway(config.extraction.model_config_for(0), ResponseCache(cache), raise_unreachable=True)
+    started = time.perf_counter()
+    judged = resolve(mentions, judge=model_judge(gateway), embed=embedder(packaged_model_path("the benchmark")).encode)[1]
+    seconds = time.perf_counter() - started
+    exact = resolve(mentions)[1]
+    usage = gateway.usage.get("resolve")
+    result = {"mentions": len(mentions), "questions": (usage.calls + usage.cache_hits) if usage else 0, "seconds": round(seconds)}
+    for name, assignment in (("model", judged), ("exact_names", exact)):
+        counts = Counter()
+        seen = {}
+        for i, m in enumerate(mentions):
+            seen.setdefault((m.document, fold(m.name)), i)
+        firsts = sorted(seen.values())
+        for a, i in enumerate(firsts):
+            for j in firsts[a + 1:]:
+                if mentions[i].document != mentions[j].document:
+                    continue
+                one, merged = cluster[i] == cluster[j], assignment[i] == assignment[j]
+                counts["right"] += one and merged
+                counts["wrong"] += merged and not one
+                counts["missed"] += one and not merged
+        result[name] = dict(counts) | {"precision": round(counts["right"] / max(1, counts["right"] + counts["wrong"]), 2),
+                                       "recall": round(counts["right"] / max(1, counts["right"] + counts["missed"]), 2)}
+    return result
+
+
 # ----------------------------------------------------------------------------- the run
 @contextlib.contextmanager
 def oxigraph(turtle: str):
@@ -273,9 +321,11 @@ def main() -> None:
                           f'[wikidata]\ncheck = true\nendpoint = "{endpoint}"\nuser_agent = "kgsynth-bench/1 (bench/ingest_quality.py)"\n')
         for k in (1, 2):
             kgsynth("ingest", str(work / f"docs{k}.jsonl"), "--out", str(work / f"g{k}.trig"), "--config", str(config))
+        resolution = resolution_on_gold_mentions(gold, base_url, work / "llm-cache.sqlite")
     result = score(work / "g2.trig", gold, loaded)
     report = json.loads((work / "g2.trig.report.json").read_text(encoding="utf-8"))
-    print(json.dumps({"scores": result, "report": {k: v for k, v in report.items() if k != "per_document"}}, indent=1, ensure_ascii=False))
+    print(json.dumps({"scores": result, "resolution_on_gold_mentions": resolution,
+                      "report": {k: v for k, v in report.items() if k != "per_document"}}, indent=1, ensure_ascii=False))
     # a few dozen facts fill a few items per cell: n is kept small enough for every cell to fill
     shapes = ["--config", str(ROOT / "configs" / "from_documents.toml"), "--n", str(args.n)]
     kgsynth("synth", "--graph", str(work / "g2.trig"), *shapes, "--out", str(work / "items"))

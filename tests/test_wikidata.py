@@ -61,7 +61,11 @@ CASES = [
     (_claim("Lopez Bakery", "выручка", "3 млн руб.", N, "3000000"), "contradicts", "Wikidata has wd:Q1002 P2139"),
     (_claim("Lopez Bakery", "city", "Austin"), "known", "wd:Q1002 P159 wd:Q1003"),  # no property named "city": any link
     (_claim("Maria Lopez", "birth", "1975", D, 1975), "known", "wd:Q1001 P569"),  # no property: any matching value
-    (_claim("Austin", "date of birth", "1 May 1991", D, "1991-05-01"), "novel", "no statement of P569 matches"),  # namesakes
+    (_claim("Austin", "date of birth", "4 July 1990", D, "1990-07-04"), "novel", "2 Wikidata items are named 'Austin'"),  # namesakes
+    (_claim("Dallas", "inception", "20 November 1841", D, "1841-11-20"), "known", "wd:Q1004 P571 '1841-11-01"),  # known to the month
+    (_claim("Lopez Bakery", "sales", "$2.4 million", N, "2400000"), "novel", "no Wikidata property is named 'sales'"),  # a number alone
+    (Claim(subject=["Lopez Bakery"], relation=["total revenue"], kind=N, object=["3 млн руб."], value="3000000", unit="RUB"), "novel",
+     "Wikidata has wd:Q1002 P2139 '2400000', in a unit not compared with RUB"),
     (_claim("Unknown Co", "founded by", "Maria Lopez"), "novel", "no Wikidata item is named 'Unknown Co'"),
     (_claim("Maria Lopez", "employer", "Dallas"), "novel", "no Wikidata property is named 'employer'"),
     (_claim("Maria Lopez", "motto", "Bread first", T), "novel", "no Wikidata property is named 'motto'"),
@@ -144,5 +148,12 @@ def test_ingest_drops_known_facts_keeps_the_labels_and_resumes_when_wikidata_was
     rows = kg.select("""PREFIX kgs: <https://w3id.org/kgsynth/vocab#>
         SELECT ?id ?label WHERE { GRAPH ?g { ?f kgs:contamination ?label ; kgs:statedIn ?g . ?g kgs:sourceId ?id } } ORDER BY ?id""")
     assert [(r[0].value, r[1].value) for r in rows] == [("d1", "contradicts"), ("d2", "novel")]
+    documents = {r[0].value for r in kg.select("SELECT ?id WHERE { ?g <https://w3id.org/kgsynth/vocab#sourceId> ?id }")}
+    assert documents == {"d0", "d1", "d2"}  # d0's one fact was known: the document is still there
     checked = [json.loads(line) for line in (tmp_path / "g.trig.wikidata.jsonl").read_text(encoding="utf-8").splitlines()]
     assert [(c["documents"], c["label"]) for c in checked] == [(["d0"], "known"), (["d1"], "contradicts"), (["d2"], "novel")]
+
+
+def test_a_language_tag_that_is_none_is_refused_in_the_config():
+    with pytest.raises(ValueError, match="not a language tag"):
+        IngestConfig.model_validate({"wikidata": {"languages": ["en", "English"]}})

@@ -70,6 +70,7 @@ class ResolutionSettings(Strict):
 
 WIKIDATA_SPARQL = "https://query.wikidata.org/sparql"
 _PROPERTY = re.compile(r"\^?P[1-9]\d*")
+_LANGUAGE = re.compile(r"[a-z]{2,3}(-[A-Za-z0-9]{1,8})*")
 
 
 class WikidataSettings(Strict):
@@ -78,7 +79,8 @@ class WikidataSettings(Strict):
     check: bool = Field(False, description="look every fact up (--wikidata URL turns it on at that endpoint)")
     endpoint: str = Field(WIKIDATA_SPARQL, description="a SPARQL endpoint holding Wikidata: the public query service or a mirror")
     keep_known: bool = Field(False, description="keep the facts Wikidata already states (labelled known) instead of dropping them")
-    languages: tuple[str, ...] = Field(("en", "ru"), min_length=1, description="languages of the labels and aliases names are looked up in")
+    languages: tuple[str, ...] = Field(("en", "ru", "mul"), min_length=1, description="languages of the labels and aliases "
+                                       "names are looked up in (mul: Wikidata's label for every language)")
     properties: dict[str, str] = Field(default_factory=dict, description='relation name -> Wikidata property, "^P112" read backwards; '
                                        "a relation not given here is mapped by the property's label or alias")
     date_tolerance_days: int = Field(1, ge=0, description="how far a stated date may lie from Wikidata's and still be the same")
@@ -89,6 +91,14 @@ class WikidataSettings(Strict):
                             min_length=1, description="Wikidata's policy asks for one that says who is asking and how to reach them")
 
     _url = field_validator("endpoint")(check_http_url)
+
+    @field_validator("languages")
+    @classmethod
+    def _language_tags(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        wrong = [tag for tag in value if not _LANGUAGE.fullmatch(tag)]
+        if wrong:
+            raise ValueError(f"not a language tag (en, ru, mul, pt-br): {', '.join(map(repr, wrong))}")
+        return value
 
     @field_validator("properties")
     @classmethod

@@ -82,11 +82,12 @@ def write_graph(path: Path, namespace: str, documents: Sequence[DocumentFacts], 
         quads += [ox.Quad(iris[e], _LABEL, ox.Literal(label, language=lang)) for lang, label in entities[e].labels.items()]
         if entities[e].kind:
             quads.append(ox.Quad(iris[e], _TYPE, _class_iri(namespace, entities[e].kind)))
-    for d, rows in groupby(kept, key=lambda row: row[0]):  # kept in document order
-        doc = documents[d].document
+    by_document = {d: list(rows) for d, rows in groupby(kept, key=lambda row: row[0])}  # kept in document order
+    for d, facts_of in enumerate(documents):  # a document with no fact kept still says what it is
+        doc = facts_of.document
         graph = _document_iri(namespace, doc.id)
-        quads += _about_document(graph, documents[d])
-        for _, triple, subject, relation, obj in rows:
+        quads += _about_document(graph, facts_of)
+        for _, triple, subject, relation, obj in by_document.get(d, []):
             s, o = iris[subject], iris[obj] if isinstance(obj, int) else obj
             statement = _statement_node(doc.id, s, relation, o)
             quads += [
@@ -125,8 +126,9 @@ def _verdicts(check: Check, facts: list[tuple], stated: list[tuple], entities: l
     for subject, relation, obj in facts:
         triple = triple_of[(subject, relation, obj)]
         names = _names(entities[obj]) if isinstance(obj, int) else [" ".join(triple.object.split())]
-        claims.append(Claim(subject=_names(entities[subject]), relation=relations.labels(relation), kind=triple.object_kind,
-                            object=names, value=triple.value))
+        said = " ".join(triple.relation.split())  # without the unit a relation split by unit is labelled with
+        claims.append(Claim(subject=_names(entities[subject]), relation=list(dict.fromkeys([said, *relations.labels(relation)])),
+                            kind=triple.object_kind, object=names, value=triple.value, unit=triple.unit))
     return dict(zip(facts, check(claims), strict=True))
 
 

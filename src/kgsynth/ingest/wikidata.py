@@ -7,16 +7,20 @@ the property's own label or alias. Then the statement itself is looked up, in ev
 (``wdt:`` and ``p:``/``ps:``), in both directions for an entity object:
 
 - ``known``: Wikidata states it: the object is one of the values, a date falls within the
-  tolerance (a bare year, which Wikidata writes as 1 January, matches any day of it), a
-  number within the relative tolerance. A relation with no property still counts as known
-  when any statement links the two items, or gives the subject a value that matches.
+  tolerance (a date known to the month or the year, which Wikidata writes as the 1st or as
+  1 January, matches any day of it), a number within the relative tolerance. A relation with
+  no property still counts as known when any statement links the two items, or gives the
+  subject the same date. A value (date, number, text) is compared only when the subject's
+  name links to one item: a match with one of several namesakes says nothing.
 - ``contradicts``: the relation's property has values for the subject (one item only: a
   name shared by several items cannot contradict) and none matches. Text objects never
-  contradict (the wording of a text varies too much to tell).
+  contradict (the wording of a text varies too much to tell), nor numbers with a unit
+  (Wikidata's unit is not read).
 - ``novel``: nothing found; ``unchecked``: the endpoint failed (the fact is kept and a
   rerun asks again, since only answers are cached).
 
-Every query's rows are cached in a SQLite file, so a rerun asks nothing it asked before.
+Every query's rows are cached in a SQLite file (a name's items name by name), so a rerun
+asks nothing it asked before.
 The endpoint client (``kg.EndpointBackend``) sends the configured User-Agent and honours
 HTTP 429 with its Retry-After.
 """
@@ -27,7 +31,6 @@ import datetime as dt
 import hashlib
 import json
 import sqlite3
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
@@ -70,6 +73,7 @@ class Claim(BaseModel):
     kind: ObjectKind
     object: list[str]  # an entity's names, or the literal as the document writes it
     value: str | int | None = None  # a number (decimal text), an ISO date, or a year
+    unit: str | None = None  # a number's unit or currency ("USD")
 
 
 class Verdict(BaseModel):
@@ -95,12 +99,15 @@ class WikidataCheck:
     def check(self, claims: Sequence[Claim]) -> list[Verdict]:
         """One verdict per claim. An endpoint failure (down, slow, an odd answer) makes the
         claims not yet decided ``unchecked`` with its one line, and asks nothing more."""
+        verdicts: list[Verdict] = []
         try:
             items = self._items({name for c in claims for name in [*c.subject, *(c.object if c.kind is ObjectKind.entity else [])]})
             props = self._properties({name for c in claims for name in c.relation})
-            return [self._verdict(c, items, props) for c in claims]
+            for claim in claims:
+                verdicts.append(self._verdict(claim, items, props))
         except KgsynthError as e:
-            return [Verdict(label=Contamination.unchecked, reason=str(e)) for _ in claims]
+            verdicts += [Verdict(label=Contamination.unchecked, reason=str(e)) for _ in claims[len(verdicts):]]
+        return verdicts
 
     # ------------------------------------------------------------------ linking
     def _items(self, names: Iterable[str]) -> dict[str, set[str]]:
@@ -120,14 +127,20 @@ class WikidataCheck:
         return found
 
     def _named(self, names: Iterable[str], restriction: str) -> dict[str, set[str]]:
-        found: dict[str, set[str]] = defaultdict(set)
+        """Each name's IRIs; cached name by name, so a rerun with more documents asks only for the new names."""
         names = sorted({" ".join(n.split()) for n in names if n.strip()})
-        for batch in _batches(names):
+        keys = {n: self._key(f"named\n{self.languages}\n{restriction}\n{n}") for n in names}
+        found = {n: set(cached) for n in names if (cached := self._cached(keys[n])) is not None}
+        for batch in _batches([n for n in names if n not in found]):
             literals = " ".join(f"{_string(n)}@{lang}" for n in batch for lang in self.languages)
             query = (f"SELECT DISTINCT ?l ?x WHERE {{ VALUES ?l {{ {literals} }} {{ ?x rdfs:label ?l }} UNION "
                      f"{{ ?x skos:altLabel ?l }} {restriction} }}")
-            for label, iri in self._select(query):
-                found[label["value"]].add(iri["value"])
+            answered: dict[str, set[str]] = {n: set() for n in batch}
+            for label, iri in self.endpoint.select(_PREFIXES + query):
+                answered.setdefault(label.value, set()).add(iri.value)
+            for name in batch:
+                self._store(keys[name], sorted(answered[name]))
+            found |= answered
         return found
 
     # ------------------------------------------------------------------ statements
@@ -138,32 +151,39 @@ class WikidataCheck:
         objects = _linked(claim.object, items) if claim.kind is ObjectKind.entity else set()
         if claim.kind is ObjectKind.entity and not objects:
             return Verdict(label=Contamination.novel, reason=f"no Wikidata item is named {claim.object[0]!r}")
+        if claim.kind is not ObjectKind.entity and len(subjects) > 1:  # a value matching one of several namesakes says nothing
+            return Verdict(label=Contamination.novel, reason=f"{len(subjects)} Wikidata items are named {claim.subject[0]!r}")
         mapped = sorted(_linked(claim.relation, props))
         if not mapped:
             return self._unmapped(claim, subjects, objects)
         values: list[tuple[str, str, dict, bool]] = []  # (subject item, property, value, the mapped direction)
         for prop in mapped:
             values += [(s, prop, v, True) for s, v in self._values(sorted(subjects), prop)]
-            if claim.kind is ObjectKind.entity and not prop.startswith("^"):  # stated the other way round
-                values += [(s, f"^{prop}", v, False) for s, v in self._values(sorted(subjects), f"^{prop}")]
+            if claim.kind is ObjectKind.entity:  # stated the other way round
+                other = prop[1:] if prop.startswith("^") else f"^{prop}"
+                values += [(s, other, v, False) for s, v in self._values(sorted(subjects), other)]
+        values.sort(key=lambda v: (not v[3], v[0], v[1], v[2]["value"]))  # the same reason from any endpoint's row order
         for subject, prop, value, _ in values:
             if self._matches(claim, objects, value):
                 return Verdict(label=Contamination.known, reason=_statement(subject, prop, value))
         stated = [(s, p, v) for s, p, v, mapped_way in values if mapped_way]
         if stated and len(subjects) == 1 and claim.kind is not ObjectKind.text:
             shown = "; ".join(_statement(s, p, v) for s, p, v in stated[:3])
+            if claim.kind is ObjectKind.number and claim.unit:  # Wikidata's unit (psv:) is not read: no telling
+                return Verdict(label=Contamination.novel, reason=f"Wikidata has {shown}, in a unit not compared with {claim.unit}")
             return Verdict(label=Contamination.contradicts, reason=f"Wikidata has {shown}")
         return Verdict(label=Contamination.novel, reason=f"no statement of {', '.join(mapped)} matches")
 
     def _unmapped(self, claim: Claim, subjects: set[str], objects: set[str]) -> Verdict:
-        """A relation with no property: known if any statement links the items (or gives the
-        subject a matching value), else novel."""
+        """A relation with no property: known if any statement links the items, or gives the
+        subject the same date (a number or a text alone matches too much by chance), else novel."""
+        found = []
         if claim.kind is ObjectKind.entity:
             found = [(s, p, {"type": "uri", "value": o}) for s, p, o in self._links(sorted(subjects), sorted(objects))]
-        else:
+        elif claim.kind is ObjectKind.date:
             found = [(s, p, v) for s, p, v in self._all_values(sorted(subjects)) if self._matches(claim, objects, v)]
         if found:
-            return Verdict(label=Contamination.known, reason=_statement(*min(found, key=lambda f: (f[0], f[1]))))
+            return Verdict(label=Contamination.known, reason=_statement(*min(found, key=lambda f: (f[0], f[1], f[2]["value"]))))
         return Verdict(label=Contamination.novel, reason=f"no Wikidata property is named {claim.relation[0]!r} and no statement matches")
 
     def _values(self, subjects: list[str], prop: str) -> list[tuple[str, dict]]:
@@ -179,13 +199,15 @@ class WikidataCheck:
 
     def _links(self, subjects: list[str], objects: list[str]) -> list[tuple[str, str, str]]:
         """(subject, property, object) of any statement between the items, either way."""
-        pairs = " ".join(f"(<{s}> <{o}>)" for s in subjects for o in objects)
-        query = (f"SELECT DISTINCT ?s ?p ?o WHERE {{ VALUES (?s ?o) {{ {pairs} }} "
-                 f"{{ ?s ?d ?o BIND(?d AS ?q) }} UNION {{ ?o ?d ?s BIND(?d AS ?r) }} UNION "
-                 f"{{ ?s ?ps ?st . ?st ?d ?o BIND(?d AS ?q) }} UNION {{ ?o ?ps ?st . ?st ?d ?s BIND(?d AS ?r) }} "
-                 f"FILTER(STRSTARTS(STR(?d), \"{WDT}\") || STRSTARTS(STR(?d), \"{PS}\")) "
-                 f"BIND(IF(BOUND(?q), STR(?q), CONCAT(\"^\", STR(?r))) AS ?p) }}")
-        return [(s["value"], _pid(p["value"]), o["value"]) for s, p, o in self._select(query)]
+        rows = []
+        for batch in _batches([f"(<{s}> <{o}>)" for s in subjects for o in objects]):
+            query = (f"SELECT DISTINCT ?s ?p ?o WHERE {{ VALUES (?s ?o) {{ {' '.join(batch)} }} "
+                     f"{{ ?s ?d ?o BIND(?d AS ?q) }} UNION {{ ?o ?d ?s BIND(?d AS ?r) }} UNION "
+                     f"{{ ?s ?ps ?st . ?st ?d ?o BIND(?d AS ?q) }} UNION {{ ?o ?ps ?st . ?st ?d ?s BIND(?d AS ?r) }} "
+                     f"FILTER(STRSTARTS(STR(?d), \"{WDT}\") || STRSTARTS(STR(?d), \"{PS}\")) "
+                     f"BIND(IF(BOUND(?q), STR(?q), CONCAT(\"^\", STR(?r))) AS ?p) }}")
+            rows += [(s["value"], _pid(p["value"]), o["value"]) for s, p, o in self._select(query)]
+        return rows
 
     def _all_values(self, subjects: list[str]) -> list[tuple[str, str, dict]]:
         """(subject, property, value) of every dated or numeric statement of the items."""
@@ -214,14 +236,23 @@ class WikidataCheck:
     def _select(self, query: str) -> list[list[dict]]:
         """The query's rows, each term as {"type": "uri" | "literal", "value", "datatype"}."""
         query = _PREFIXES + query
-        key = hashlib.sha256(f"{self.endpoint.url}\n{query}".encode()).hexdigest()
-        cached = self._cache.execute("SELECT rows FROM answers WHERE key = ?", (key,)).fetchone()
-        if cached:
-            return json.loads(cached[0])
+        key = self._key(query)
+        if (cached := self._cached(key)) is not None:
+            return cached
         rows = [[_term(term) for term in row] for row in self.endpoint.select(query)]
+        self._store(key, rows)
+        return rows
+
+    def _key(self, what: str) -> str:
+        return hashlib.sha256(f"{self.endpoint.url}\n{what}".encode()).hexdigest()
+
+    def _cached(self, key: str) -> list | None:
+        row = self._cache.execute("SELECT rows FROM answers WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def _store(self, key: str, rows: list) -> None:
         with self._cache:
             self._cache.execute("INSERT OR REPLACE INTO answers VALUES (?, ?)", (key, json.dumps(rows, ensure_ascii=False)))
-        return rows
 
 
 def _linked(names: Sequence[str], found: dict[str, set[str]]) -> set[str]:
@@ -274,7 +305,10 @@ def _same_date(claimed: str | int | None, lexical: str, days: int) -> bool:
         day = dt.date.fromisoformat(str(claimed))
     except ValueError:
         return False
-    return abs((found - day).days) <= days or (found.month, found.day) == (1, 1) and found.year == day.year
+    if abs((found - day).days) <= days:
+        return True
+    # Wikidata writes a date known to the month as its 1st, and one known to the year as 1 January
+    return found.day == 1 and found.year == day.year and (found.month == 1 or found.month == day.month)
 
 
 def _same_number(claimed: str | int | None, lexical: str, tolerance: Decimal) -> bool:
@@ -282,4 +316,4 @@ def _same_number(claimed: str | int | None, lexical: str, tolerance: Decimal) ->
         a, b = Decimal(str(claimed)), Decimal(lexical)
     except (InvalidOperation, ValueError):
         return False
-    return abs(a - b) <= tolerance * max(abs(a), abs(b))
+    return a.is_finite() and b.is_finite() and abs(a - b) <= tolerance * max(abs(a), abs(b))
