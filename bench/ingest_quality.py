@@ -235,11 +235,17 @@ def resolution_on_gold_mentions(gold: dict, base_url: str, cache: Path) -> dict:
     config = IngestConfig.model_validate({"extraction": {"base_url": base_url, "timeout_s": 600}})
     gateway = LLMGateway(config.extraction.model_config_for(0), ResponseCache(cache), raise_unreachable=True)
     started = time.perf_counter()
-    judged = resolve(mentions, judge=model_judge(gateway), embed=embedder(packaged_model_path("the benchmark")).encode)[1]
+    asked = []
+
+    def judge(questions):
+        asked.extend(questions)
+        return model_judge(gateway)(questions)
+
+    judged = resolve(mentions, judge=judge, embed=embedder(packaged_model_path("the benchmark")).encode)[1]
     seconds = time.perf_counter() - started
     exact = resolve(mentions)[1]
-    usage = gateway.usage.get("resolve")
-    result = {"mentions": len(mentions), "questions": (usage.calls + usage.cache_hits) if usage else 0, "seconds": round(seconds)}
+    result = {"mentions": len(mentions), "questions": len(asked), "seconds": round(seconds)}
+    pairs: dict[str, dict[str, list[str]]] = {}
     for name, assignment in (("model", judged), ("exact_names", exact)):
         counts = Counter()
         seen = {}
@@ -254,7 +260,11 @@ def resolution_on_gold_mentions(gold: dict, base_url: str, cache: Path) -> dict:
                 counts["right"] += one and merged
                 counts["wrong"] += merged and not one
                 counts["missed"] += one and not merged
-        result[name] = dict(counts) | {"precision": round(counts["right"] / max(1, counts["right"] + counts["wrong"]), 2),
+                if one or merged:
+                    shown = f"{mentions[i].name} / {mentions[j].name}"
+                    kind = "right" if one and merged else "wrong" if merged else "missed"
+                    pairs.setdefault(name, {}).setdefault(f"{kind}_pairs", []).append(shown)
+        result[name] = dict(counts) | pairs.get(name, {}) | {"precision": round(counts["right"] / max(1, counts["right"] + counts["wrong"]), 2),
                                        "recall": round(counts["right"] / max(1, counts["right"] + counts["missed"]), 2)}
     return result
 
@@ -345,7 +355,8 @@ def _check_releases(first: Path, second: Path) -> None:
         return {fold(r["question"]) for r in map(json.loads, (folder / "public" / "questions.jsonl").read_text(encoding="utf-8").splitlines())}
 
     shared_subgraphs = {r["subgraph_id"] for r in rows(first)} & {r["subgraph_id"] for r in rows(second)}
-    loaded = [len(datasets.load_dataset(str(folder), "questions", split="test")) for folder in (first, second)]
+    loaded = [len(datasets.load_dataset(str(folder), "questions", split="test", cache_dir=str(folder.parent / "hf-cache")))
+              for folder in (first, second)]  # a cache of its own: datasets would reuse an earlier run's build of the same path
     versions = [json.loads((f / "manifest.json").read_text())["release"]["version"] for f in (first, second)]
     print(f"releases {versions}: questions loaded by datasets {loaded}; subgraphs in both {len(shared_subgraphs)}, "
           f"questions in both {len(questions(first) & questions(second))}")
