@@ -20,7 +20,7 @@ Scores (English only: WebNLG's Russian texts come with English DBpedia names):
   mapped to the gold cluster it names: merged and in one cluster (right), merged and not
   (wrong), one cluster and not merged (missed).
 - entity resolution on gold mentions: the same pairs over Re-DocRED's own mentions (name,
-  type, sentence) of the sampled documents, resolved with the model against exact names only.
+  type, sentence) of 40 documents (seeded), resolved with the model against exact names only.
 - Wikidata: the label of every checked fact that matches a gold fact, by whether that fact
   was loaded.
 
@@ -215,9 +215,21 @@ def _wikidata(out: Path, gold: dict, loaded: dict[str, bool]) -> dict:
     return {half: dict(c) for half, c in labels.items()}
 
 
+def redocred_mentions(seed: int, documents: int) -> dict:
+    """Re-DocRED's own mentions of ``documents`` documents drawn by ``seed``, as ``sample`` keeps them."""
+    redocred = json.load(gzip.open(EXTERNAL / "redocred" / "dev_revised.json.gz"))
+    gold = {}
+    for i in sorted(random.Random(seed).sample(range(len(redocred)), documents)):
+        d = redocred[i]
+        sentences = [_detokenised([s]) for s in d["sents"]]
+        gold[f"redocred-{i}"] = {"source": "redocred", "types": [v[0]["type"] for v in d["vertexSet"]],
+                                 "mentions": [[(m["name"], sentences[m["sent_id"]]) for m in v] for v in d["vertexSet"]]}
+    return gold
+
+
 def resolution_on_gold_mentions(gold: dict, base_url: str, cache: Path) -> dict:
-    """Entity resolution on Re-DocRED's own mentions (name, type, sentence) of the sampled
-    documents, scored on pairs of distinct names within a document against its clusters:
+    """Entity resolution on Re-DocRED's own mentions (name, type, sentence) of its documents
+    in ``gold``, scored on pairs of distinct names within a document against its clusters:
     the model-judged resolution against exact names only (what a user would otherwise do)."""
     from kgsynth.ingest.config import IngestConfig
     from kgsynth.ingest.resolution import Mention, model_judge, resolve
@@ -307,6 +319,7 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=None, help="where the run's files go (default: a temporary folder)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--n", type=int, default=36, help="items per synth and release run")
+    parser.add_argument("--resolution-documents", type=int, default=40, help="Re-DocRED documents whose own mentions are resolved")
     args = parser.parse_args()
     if not (EXTERNAL / "redocred").is_dir():
         sys.exit(f"{EXTERNAL} holds no redocred/: this benchmark needs ../shared/external")
@@ -331,7 +344,8 @@ def main() -> None:
                           f'[wikidata]\ncheck = true\nendpoint = "{endpoint}"\nuser_agent = "kgsynth-bench/1 (bench/ingest_quality.py)"\n')
         for k in (1, 2):
             kgsynth("ingest", str(work / f"docs{k}.jsonl"), "--out", str(work / f"g{k}.trig"), "--config", str(config))
-        resolution = resolution_on_gold_mentions(gold, base_url, work / "llm-cache.sqlite")
+        resolution = resolution_on_gold_mentions(redocred_mentions(args.seed, args.resolution_documents), base_url,
+                                                 work / "llm-cache.sqlite")
     result = score(work / "g2.trig", gold, loaded)
     report = json.loads((work / "g2.trig.report.json").read_text(encoding="utf-8"))
     print(json.dumps({"scores": result, "resolution_on_gold_mentions": resolution,

@@ -470,3 +470,12 @@ def test_a_reply_cut_short_gives_its_complete_triples_once_each_and_says_so():
     assert proposed_of(reply, result) == [ProposedTriple.model_validate(GOOD["triples"][0])] and result.cut_short == 1
     assert proposed_of(LLMResult(error="no JSON object in the reply", text='{"triples": [{"subject": "An'), result) is None
     assert proposed_of(LLMResult(error="timed out"), result) is None and result.cut_short == 1
+
+
+def test_a_hub_name_is_joined_once_so_two_names_never_compared_stay_apart():
+    mentions = [_mention("Won-yong", "person", "d1"), _mention("Won-yong", "person", "d2"),
+                _mention("Kang Won-yong", "person", "d3"), _mention("Kim Won-yong", "person", "d4")]
+    judge, _ = judge_by_table({"Kang Won-yong": "Won-yong", "Kim Won-yong": "Won-yong", "Won-yong": "Kang Won-yong"})
+    entities, assignment, decisions = resolve(mentions, judge=judge)
+    assert len(entities) == 2 and assignment[2] != assignment[3] and assignment[0] in (assignment[2], assignment[3])
+    assert any("merges do not chain" in d.reason for d in decisions)

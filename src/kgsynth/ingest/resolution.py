@@ -7,9 +7,8 @@ then be one ("Мария Лопес" and "Марии Лопес", "Lopez Bakery"
 candidates are names of the same kind that are spelt alike (rapidfuzz) or mean alike (MiniLM
 embeddings, when installed), and a model picks the one that is the same entity, or none.
 Guards: an identifier-like name (a code, a number: "SR-2023-052") is merged on its exact
-name only; a merge joins an entity to one that is merged into nothing, and an entity that
-others joined joins nothing, so no chain of weak merges links two names that were never
-compared. Relations are written under one name when they read alike (see
+name only; a merge joins two entities that no other merge touched, so no chain of weak
+merges (nor a hub name two others joined) links two names that were never compared. Relations are written under one name when they read alike (see
 :func:`relation_names`). Every decision that joins names from more than one document, or
 keeps a name apart, is logged with its reason and score.
 """
@@ -230,9 +229,10 @@ def _cosines(embed: Embed | None, names: list[str]):
 def _star_merges(entities: list[Entity], pairs: list[tuple[int, list[int]]], picks: list[Pick],
                  questions: list[SameEntityQuestion]) -> tuple[dict[int, int], list[Decision]]:
     """Entity -> the entity it joins. The entity named in more documents (then more often
-    first) leads; a merge joins a lone entity to one that joined nothing."""
+    first) leads; a merge joins two lone entities: one joined by "Kang Won-yong" is joined
+    by no "Kim Won-yong", as the two were never compared (a hub name would chain them)."""
     into: dict[int, int] = {}
-    led: set[int] = set()
+    led: dict[int, int] = {}  # lead -> the entity that joined it
     decisions = []
     order = sorted(range(len(pairs)), key=lambda q: (-len(entities[pairs[q][0]].documents), pairs[q][0]))
     for q in order:
@@ -248,13 +248,14 @@ def _star_merges(entities: list[Entity], pairs: list[tuple[int, list[int]]], pic
         lead, joining = sorted((entity, other), key=lambda e: (-len(entities[e].documents), e))
         if into.get(joining) == lead:
             continue  # the same merge, asked from the other side
-        if joining in into or joining in led or lead in into:
+        if joining in into or joining in led or lead in into or lead in led:
+            taken = f"{_display(entities[led[lead]])!r} joined {_display(entities[lead])!r}" if lead in led else "one side is merged"
             decisions.append(Decision(name=question.name, documents=entities[entity].documents, decision="kept apart",
-                                      reason=f"the model picked {question.candidates[pick].name!r}, but the merge would chain "
-                                             "two merges", score=question.candidates[pick].spelling))
+                                      reason=f"the model picked {question.candidates[pick].name!r}, but {taken} already: merges "
+                                             "do not chain names never compared", score=question.candidates[pick].spelling))
             continue
         into[joining] = lead
-        led.add(lead)
+        led[lead] = joining
         c = question.candidates[pick]
         meaning = f", meaning {c.meaning:.2f}" if c.meaning is not None else ""
         decisions.append(Decision(name=_display(entities[joining]), documents=sorted({*entities[joining].documents, *entities[lead].documents}),
