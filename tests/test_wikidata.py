@@ -11,12 +11,14 @@ the small graph by hand."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import DATA, OxigraphServer, _free_port
+from conftest import DATA, ROOT, OxigraphServer, _free_port
 from llm_fault_injector import FaultInjectingServer
 from sparql_fakes import FakeFlakySparqlServer, FakeRateLimitGate
 
@@ -157,3 +159,18 @@ def test_ingest_drops_known_facts_keeps_the_labels_and_resumes_when_wikidata_was
 def test_a_language_tag_that_is_none_is_refused_in_the_config():
     with pytest.raises(ValueError, match="not a language tag"):
         IngestConfig.model_validate({"wikidata": {"languages": ["en", "English"]}})
+
+
+def test_the_command_says_to_rerun_when_only_wikidata_failed(tmp_path):
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(json.dumps({"id": "d0", "lang": "en", "text": FACTS[0][3]}) + "\n", encoding="utf-8")
+    with FaultInjectingServer(_reply) as model:
+        config = tmp_path / "ingest.toml"
+        config.write_text(f'[extraction]\nbase_url = "{model.base_url}"\ncache = "{tmp_path / "llm.sqlite"}"\n'
+                          f'[wikidata]\nretries = 0\n', encoding="utf-8")
+        result = subprocess.run([sys.executable, "-m", "kgsynth", "ingest", str(docs), "--out", str(tmp_path / "g.trig"), "--config",
+                                 str(config), "--wikidata", f"http://127.0.0.1:{_free_port()}/sparql"],
+                                capture_output=True, text=True, env=os.environ | {"PYTHONPATH": str(ROOT / "src")}, timeout=120)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and lines[0].strip().startswith("d0: its facts are kept unchecked (a rerun asks again): cannot reach")
+    assert lines[-1] == "error: the facts of 1 of 1 documents were not checked against Wikidata (listed above): rerun when the endpoint answers"

@@ -12,6 +12,7 @@ from kgsynth.cli._common import Interrupted, check_url, option_error, output_fil
 from kgsynth.cli._common import err as _err
 from kgsynth.errors import KgsynthError
 from kgsynth.ingest import IngestConfig, IngestReport, ingest, load_ingest_config
+from kgsynth.ingest.run import UNCHECKED
 
 
 def ingest_command(
@@ -46,6 +47,9 @@ def ingest_command(
         raise Interrupted(f"interrupted; finished documents are kept in {out}.work: run the same command to resume") from None
     _summary(report)
     if report.problems:
+        if all(d.problem.startswith(UNCHECKED) for d in report.per_document if d.problem):
+            raise KgsynthError(f"the facts of {report.problems} of {report.documents} documents were not checked against Wikidata "
+                               "(listed above): rerun when the endpoint answers")
         raise KgsynthError(f"{report.problems} of {report.documents} documents not fully ingested (listed above); "
                            "fix or remove them, or rerun to retry what failed")
 

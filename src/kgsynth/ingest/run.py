@@ -26,6 +26,7 @@ from kgsynth.llm import LLMGateway, ResponseCache
 from kgsynth.llm.embeddings import embedder, embeddings_installed, packaged_model_path
 
 Progress = Callable[[int, int], None]
+UNCHECKED = "its facts are kept unchecked"  # a document's report line when the Wikidata check failed
 
 
 class DocumentReport(BaseModel):
@@ -197,7 +198,7 @@ def _finish(out: Path, config: IngestConfig, documents: list, reports: list[Docu
         _write_lines(out.with_name(out.name + ".wikidata.jsonl"), built.checks)
     for r in reports:
         if r.id in built.unchecked:
-            note = f"its facts are kept unchecked (a rerun asks again): {built.unchecked[r.id]}"
+            note = f"{UNCHECKED} (a rerun asks again): {built.unchecked[r.id]}"
             r.problem = f"{r.problem}; {note}" if r.problem else note
     rejected = Counter()
     for r in reports:
