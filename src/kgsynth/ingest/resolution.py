@@ -17,17 +17,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator, Sequence
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 from rapidfuzz import fuzz, process
 
 from kgsynth.ingest.extraction import fold
 from kgsynth.llm import LLMGateway, LLMResult, LLMUnreachableError, Request
-
-if TYPE_CHECKING:
-    import numpy as np
 
 
 class Mention(BaseModel):
@@ -72,7 +69,7 @@ class Pick(BaseModel):
 
 
 Judge = Callable[[Sequence[SameEntityQuestion]], list[Pick]]
-Embed = Callable[[Sequence[str]], "np.ndarray"]
+Embed = Callable[[Sequence[str]], np.ndarray]
 
 STAGE = "resolve"
 SAME_SYSTEM = """You decide whether names found in different documents refer to the same real-world entity.
@@ -193,37 +190,40 @@ def _questions(entities: list[Entity], mentions: Sequence[Mention], assignment: 
     questions, pairs, decisions = [], [], []
     for members in by_kind.values():
         plain = [i for i in members if not identifier_like(names[i])]
-        if len(plain) < 2:
-            continue
-        spelt = process.cdist([names[i] for i in plain], [names[i] for i in plain], scorer=fuzz.WRatio, processor=fold, workers=1)
-        cosine = _cosines(embed, [names[i] for i in plain])
-        for a, i in enumerate(plain):
-            found = [(b, float(spelt[a][b]), float(cosine[a][b]) if cosine is not None else None) for b in range(len(plain))
-                     if b != a and (spelt[a][b] >= spelling or (cosine is not None and cosine[a][b] >= meaning))]
+        texts = [names[i] for i in plain]
+        vectors = embed(texts) if embed is not None and len(plain) > 1 else None
+        for a, found in _alike(texts, fuzz.WRatio, spelling, vectors, meaning):
             found.sort(key=lambda f: (-f[1] - 100 * (f[2] or 0), plain[f[0]]))
-            if not found:
-                continue
-            chosen = found[:_MAX_CANDIDATES]
+            chosen, i = found[:_MAX_CANDIDATES], plain[a]
             pairs.append((i, [plain[b] for b, _, _ in chosen]))
             questions.append(SameEntityQuestion(name=names[i], kind=entities[i].kind, context=context.get(i, ""), candidates=[
                 Candidate(name=names[plain[b]], kind=entities[plain[b]].kind, context=context.get(plain[b], ""), spelling=s_, meaning=m_)
                 for b, s_, m_ in chosen]))
-    for members in by_kind.values():
         codes = [i for i in members if identifier_like(names[i])]
-        for i in codes:
-            alike = [j for j in codes if j != i and fuzz.ratio(fold(names[i]), fold(names[j])) >= spelling]
-            if alike:
-                decisions.append(Decision(name=names[i], documents=entities[i].documents, decision="kept apart",
-                                          reason=f"identifier-like: merged on its exact name only (spelt like {names[alike[0]]!r})",
-                                          score=round(fuzz.ratio(fold(names[i]), fold(names[alike[0]])), 1)))
+        for a, found in _alike([names[i] for i in codes], fuzz.ratio, spelling):
+            b, score, _ = max(found, key=lambda f: (f[1], -f[0]))
+            decisions.append(Decision(name=names[codes[a]], documents=entities[codes[a]].documents, decision="kept apart",
+                                      reason=f"identifier-like: merged on its exact name only (spelt like {names[codes[b]]!r})",
+                                      score=round(score, 1)))
     return questions, pairs, decisions
 
 
-def _cosines(embed: Embed | None, names: list[str]):
-    if embed is None:
-        return None
-    vectors = embed(names)
-    return vectors @ vectors.T
+_ROWS = 512  # names compared with all the others at a time: memory stays rows x names, not names x names
+
+
+def _alike(texts: list[str], scorer, spelling: float, vectors: np.ndarray | None = None,
+           meaning: float = 1.0) -> Iterator[tuple[int, list[tuple[int, float, float | None]]]]:
+    """For each text with others spelt (``scorer`` >= ``spelling``) or, given ``vectors``,
+    meaning (cosine >= ``meaning``) alike: its index and theirs, with both scores."""
+    for start in range(0, len(texts) if len(texts) > 1 else 0, _ROWS):
+        spelt = process.cdist(texts[start:start + _ROWS], texts, scorer=scorer, processor=fold, workers=1)
+        cosine = vectors[start:start + _ROWS] @ vectors.T if vectors is not None else None
+        near = spelt >= spelling if cosine is None else (spelt >= spelling) | (cosine >= meaning)
+        for row in range(near.shape[0]):
+            near[row, start + row] = False
+            hits = np.flatnonzero(near[row])
+            if hits.size:
+                yield start + row, [(int(b), float(spelt[row, b]), float(cosine[row, b]) if cosine is not None else None) for b in hits]
 
 
 def _star_merges(entities: list[Entity], pairs: list[tuple[int, list[int]]], picks: list[Pick],
