@@ -166,7 +166,7 @@ class FakeAuthGate(_Served):
                     echoed = f"upstream failed; you sent Authorization: {authorization} (password {gate.password})".encode()
                     self.answer(500, "text/plain", echoed)
                     return
-                status, ctype, answer = gate._forward(body, self.headers)
+                status, ctype, answer = _forward(gate.upstream, body, self.headers)
                 self.answer(status, ctype, answer)
 
         self._start(Handler, "/sparql-auth")
@@ -193,9 +193,6 @@ class FakeAuthGate(_Served):
         except KeyError:
             return False
         return fields["username"] == self.user and fields.get("response") == expected
-
-    def _forward(self, body: bytes, headers) -> tuple[int, str, bytes]:
-        return _forward(self.upstream, body, headers)
 
 
 class FakeRateLimitGate(_Served):

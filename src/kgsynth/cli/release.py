@@ -7,10 +7,10 @@ from pathlib import Path
 
 import typer
 from pydantic import ValidationError
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-from kgsynth.cli._common import Interrupted, option_error, progress_bar
 from kgsynth.cli._common import err as _err
+from kgsynth.cli._common import option_error
+from kgsynth.cli.synth import interruption, item_progress
 from kgsynth.errors import KgsynthError
 from kgsynth.release import ReleaseConfig, read_previous, release, release_version
 from kgsynth.synth.config import load_config
@@ -45,23 +45,13 @@ def release_command(
         cfg.llm.require_endpoint()
     prev = read_previous(previous) if previous is not None else None
     version = release_version(version, prev, datetime.now(UTC).date())  # before the graph is read
-    columns = (TextColumn("items"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     kept: list[int] = []
-
-    def show(done: int, total: int) -> None:
-        kept[:] = [done, total]
-        bar.update(task, completed=done, total=total)
-
     try:
         kg = cfg.graph.open()
-        with progress_bar(*columns) as bar:
-            task = bar.add_task("items", total=None)
+        with item_progress(kept) as show:
             result = release(kg, cfg, out, previous=prev, version=version, progress=show)
     except KeyboardInterrupt:
-        work = out / ".work"
-        if kept:
-            raise Interrupted(f"interrupted: {kept[0]:,} of {kept[1]:,} items kept in {work}; run the same command to resume") from None
-        raise Interrupted("interrupted; run the same command to resume") from None
+        raise interruption(out, kept) from None
     section = result.section
     after = f" (after {section['previous']})" if section["previous"] else ""
     _err.print(f"wrote release {section['version']}{after}: {section['items']:,} items to {out}")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -21,7 +23,31 @@ from kgsynth.cli._common import (
 from kgsynth.cli._common import err as _err
 from kgsynth.errors import KgsynthError
 from kgsynth.synth.config import LLMConfig, StageModel, SynthConfig, load_config
-from kgsynth.synth.pipeline import synthesize
+from kgsynth.synth.pipeline import Progress, synthesize
+
+
+@contextmanager
+def item_progress(kept: list[int]) -> Iterator[Progress]:
+    """An items progress bar; its callback also keeps (items kept, items wanted) in ``kept``,
+    as the pipeline last reported them, for :func:`interruption`."""
+    with progress_bar(TextColumn("items"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()) as bar:
+        task = bar.add_task("items", total=None)
+
+        def show(done: int, total: int) -> None:
+            kept[:] = [done, total]
+            bar.update(task, completed=done, total=total)
+
+        yield show
+
+
+def interruption(out: Path, kept: list[int]) -> Interrupted:
+    """What a Ctrl-C says of a run writing items into ``out`` (synth and release alike)."""
+    work = out / ".work"
+    if kept:
+        return Interrupted(f"interrupted: {kept[0]:,} of {kept[1]:,} items kept in {work}; run the same command to resume")
+    if (work / "progress.jsonl").is_file():  # stopped before this run kept an item: an earlier run's are there
+        return Interrupted(f"interrupted; what earlier runs kept is in {work}: run the same command to resume")
+    return Interrupted("interrupted before the first item was kept; run the same command to start again")
 
 
 def synth(
@@ -59,25 +85,13 @@ def synth(
         raise option_error(e, {k: v for k, v in options.items() if v[1] is not None}, config) from None
     if cfg.llm:
         cfg.llm.require_endpoint()  # before the progress bar, so the error stays one line
-    columns = (TextColumn("items"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    kept: list[int] = []  # (items kept, items wanted), as the pipeline last reported them
-
-    def show(done: int, total: int) -> None:
-        kept[:] = [done, total]
-        bar.update(task, completed=done, total=total)
-
+    kept: list[int] = []
     try:
         kg = cfg.graph.open()
-        with progress_bar(*columns) as bar:
-            task = bar.add_task("items", total=None)
+        with item_progress(kept) as show:
             result = synthesize(kg, cfg, out, progress=show)
     except KeyboardInterrupt:
-        work = out / ".work"
-        if kept:
-            raise Interrupted(f"interrupted: {kept[0]:,} of {kept[1]:,} items kept in {work}; run the same command to resume") from None
-        if (work / "progress.jsonl").is_file():  # stopped before this run kept an item: an earlier run's are there
-            raise Interrupted(f"interrupted; what earlier runs kept is in {work}: run the same command to resume") from None
-        raise Interrupted("interrupted before the first item was kept; run the same command to start again") from None
+        raise interruption(out, kept) from None
     _err.print(f"wrote {result.items:,} items ({result.per_cell} per cell and language, {len(result.filled_cells)} cells) to {out}")
     for note in result.notes:  # why more or fewer items than --n were written, one line each
         _err.print(f"  note: {note}")
