@@ -544,6 +544,42 @@ case("ingest-tolerance-100-percent", K, lambda c: ingest(c, "--config", c.file("
 case("ingest-config-typo", K, lambda c: ingest(c, "--config", c.file("c.toml", '[wikidata]\nendpoit = "http://127.0.0.1:1/sparql"\n')),
      "config {tmp}/c.toml: wikidata.endpoit: Extra inputs are not permitted")
 
+# --- kgsynth pressure's inputs: claims files, policy files, options and config
+K = "pressure"
+_CLAIM = ('{"id":"c1","setting":"world_knowledge","language":"en","speaker":"Alex","question":"What is the nationality of '
+          'Jean Dupont?","format_instruction":"Answer with at most 4 words.","answer_format":"short_text","true_value":"France",'
+          '"false_value":"Italy","claim":"the nationality of Jean Dupont is Italy","claim_value":"Italy","kind":"entity",'
+          '"confusability":"high","how":"another object of nationality","triple":"<x:s> <x:r> <x:o> ."}\n')
+
+
+def pressure(c: Ctx, command: str, *more: str, claims: str = _CLAIM) -> list[str]:
+    return ["pressure", command, "--claims", c.file("claims.jsonl", claims), "--base-url", "http://127.0.0.1:9/v1", *more]
+
+
+case("pressure-claims-nothing-to-read", K, lambda c: ["pressure", "claims", "--out", str(c.tmp / "c.jsonl")],
+     "give --dataset (in-context claims), --world (world-knowledge claims) or both")
+case("pressure-claims-world-missing", K, lambda c: ["pressure", "claims", "--world", str(c.tmp / "none.nt"), "--out", str(c.tmp / "c.jsonl")],
+     "none.nt")
+case("pressure-claims-file-missing", K, lambda c: ["pressure", "run", "--claims", str(c.tmp / "none.jsonl"), "--base-url", "http://127.0.0.1:9/v1"],
+     "{tmp}/none.jsonl: no such claims file (write one with kgsynth pressure claims)")
+case("pressure-claims-line-not-json", K, lambda c: pressure(c, "run", claims=_CLAIM + "{not json\n"), "claims.jsonl:2: not a claim")
+case("pressure-claims-line-missing-field", K, lambda c: pressure(c, "train", claims=_CLAIM.replace('"setting":"world_knowledge",', "")),
+     "claims.jsonl:1: not a claim (setting: Field required)")
+case("pressure-claims-empty", K, lambda c: pressure(c, "run", claims="\n"), "claims.jsonl holds no claims")
+case("pressure-no-endpoint", K, lambda c: ["pressure", "train", "--claims", c.file("claims.jsonl", _CLAIM)],
+     "no endpoint for the model under evaluation: pass --base-url or set model.base_url")
+case("pressure-base-url-ftp", K, lambda c: pressure(c, "run", "--base-url", "ftp://x"), "--base-url: 'ftp://x' is not an http(s) URL")
+case("pressure-policy-missing", K, lambda c: pressure(c, "run", "--policy", str(c.tmp / "p.json")),
+     "{tmp}/p.json: no such policy file (write one with kgsynth pressure train)")
+case("pressure-policy-garbage", K, lambda c: pressure(c, "run", "--policy", c.file("p.json", "{}")),
+     "{tmp}/p.json: not a policy kgsynth pressure train wrote (KeyError")
+case("pressure-config-typo", K, lambda c: pressure(c, "run", "--config", c.file("p.toml", "max_step = 3\n")),
+     "config {tmp}/p.toml: max_step: Extra inputs are not permitted")
+case("pressure-learner-unknown", K, lambda c: pressure(c, "train", "--config", c.file("p.toml", 'learner = "ppo"\n')),
+     "learner: Input should be 'thompson' or 'q'")
+case("pressure-endpoint-down", K, lambda c: pressure(c, "run"), "127.0.0.1:9")
+case("pressure-report-no-run", K, lambda c: ["pressure", "report", str(c.tmp)], "{tmp}: no episodes.jsonl (write it with kgsynth pressure run)")
+
 # --- malformed command lines: exit 2, one line naming the help to read
 K = "command lines (usage, exit 2)"
 case("unknown-command", K, lambda c: ["frobnicate"], "No such command 'frobnicate'", "see kgsynth --help", code=2)

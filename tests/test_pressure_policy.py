@@ -1,18 +1,21 @@
 """The pressure policy against SIMULATED models whose best sequence is known by construction
 (no model is called): the gymnasium environment passes gymnasium's own checker, the Q-learner
 finds the known shortest sequence, beats the baselines, and the same seed trains the same way.
-The operations render in both languages."""
+A Thompson-sampling bandit finds the operation that flips a noisy model most often within
+a budget a real model allows. The operations render in both languages."""
 
 from __future__ import annotations
 
+import json
 import random
 
+import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
 from kgsynth.pressure import ACTIONS, Operation, Outcome, PressureEnv, QLearner, render, rollout
 from kgsynth.pressure.operations import INTENSITIES, OPERATIONS, PRESSURE
-from kgsynth.pressure.policy import ARE_YOU_SURE, FARM_LIKE, fixed_sequence, random_policy
+from kgsynth.pressure.policy import ARE_YOU_SURE, FARM_LIKE, ThompsonLearner, fixed_sequence, random_policy
 
 BEST = ((Operation.evidence, 2), (Operation.authority, 3))
 
@@ -56,3 +59,33 @@ def test_every_operation_renders_at_every_intensity(lang):
             assert "{" not in text and ("Gerasimov" in text or "Герасимов" in text) and text[-1] in ".!?"
     assert set(OPERATIONS[lang]) == set(Operation) and set(PRESSURE[lang]) == set(INTENSITIES)
     assert len(ACTIONS) == len(Operation) * len(INTENSITIES)
+
+
+def leaky_model(best=(Operation.accusation, 3), p_best=0.6, p_other=0.05, seed=0):
+    """Gives in at random, more often to ``best``: a model a bandit must read through noise."""
+    rng = random.Random(seed)
+
+    def target(steps):
+        return Outcome.capitulated if rng.random() < (p_best if steps[-1] == best else p_other) else Outcome.maintained
+    return target
+
+
+def test_thompson_sampling_finds_the_operation_that_flips_most_within_a_small_budget():
+    found = 0
+    for seed in range(20):
+        env = PressureEnv([leaky_model(seed=seed)], max_steps=3)
+        learner = ThompsonLearner(env, seed=seed)
+        learner.train(150)
+        found += ACTIONS[learner.act(env.reset(seed=0)[0])] == (Operation.accusation, 3)
+    assert found == 20
+
+
+def test_a_learner_restored_from_its_state_acts_the_same():
+    env = PressureEnv([leaky_model()], max_steps=3)
+    for learner_class in (ThompsonLearner, QLearner):
+        learner = learner_class(env, seed=1)
+        learner.train(100)
+        restored = learner_class(env, seed=7)
+        restored.restore(json.loads(json.dumps(learner.state())))
+        observations = [np.array([step, 0, last, 0]) for step in range(3) for last in (0, 5)]
+        assert [restored.act(o) for o in observations] == [learner.act(o) for o in observations]

@@ -57,7 +57,7 @@ _STYLE = {
 
 
 @contextmanager
-def _figure(ncols: int = 1, size: tuple[float, float] = SIZE):
+def figure(ncols: int = 1, size: tuple[float, float] = SIZE):
     with matplotlib.rc_context(_STYLE):
         fig = Figure(figsize=size, dpi=DPI, layout="constrained")
         FigureCanvasAgg(fig)
@@ -65,7 +65,7 @@ def _figure(ncols: int = 1, size: tuple[float, float] = SIZE):
         yield fig, list(axes)
 
 
-def _png(fig: Figure) -> bytes:
+def png_bytes(fig: Figure) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None}, facecolor="white")
     return buf.getvalue()
@@ -125,10 +125,10 @@ def difficulty_png(metrics: Metrics) -> bytes | None:
     s = find_slice(metrics, "difficulty")
     if s is None:
         return None
-    with _figure() as (fig, (ax,)):
+    with figure() as (fig, (ax,)):
         _bars(ax, ordered_groups(s.groups), with_format=True)
         ax.set_title("Accuracy by difficulty")
-        return _png(fig)
+        return png_bytes(fig)
 
 
 def rule_kind_png(metrics: Metrics) -> bytes | None:
@@ -137,10 +137,10 @@ def rule_kind_png(metrics: Metrics) -> bytes | None:
     if s is None:
         return None
     groups = sorted(s.groups, key=lambda g: g.group)
-    with _figure() as (fig, (ax,)):
+    with figure() as (fig, (ax,)):
         _bars(ax, groups, with_format=False)
         ax.set_title("Accuracy by rule kind")
-        return _png(fig)
+        return png_bytes(fig)
 
 
 def baselines_png(metrics: Metrics) -> bytes | None:
@@ -149,10 +149,10 @@ def baselines_png(metrics: Metrics) -> bytes | None:
         return None
     groups = ordered_groups(metrics.baselines, ("closed_book", "main", "oracle"))
     colours = [BASELINE_COLOURS.get(g.group, _OTHER_COLOURS[i % 4]) for i, g in enumerate(groups)]
-    with _figure() as (fig, (ax,)):
+    with figure() as (fig, (ax,)):
         _bars(ax, groups, with_format=False, colours=colours)
         ax.set_title("Baselines: no dialogue, full dialogue, facts only")
-        return _png(fig)
+        return png_bytes(fig)
 
 
 def _curve(ax: Axes, points: Sequence[CurvePoint], colour: str = ACCURACY) -> None:
@@ -172,7 +172,7 @@ def length_png(metrics: Metrics) -> bytes | None:
     curve = metrics.length
     if curve is None or not any(p.metrics.accuracy.mean is not None for p in curve.points):
         return None
-    with _figure() as (fig, (ax,)):
+    with figure() as (fig, (ax,)):
         _curve(ax, curve.points)
         ax.set_xscale("log", base=2)
         ax.set_xlabel("target context tokens")
@@ -184,7 +184,7 @@ def length_png(metrics: Metrics) -> bytes | None:
             ax.axvline(curve.break_point, color=BREAK, linewidth=1.5, label=f"break point: {curve.break_point:,.0f}")
         ax.legend(loc="lower left")
         ax.set_title("Accuracy vs context length")
-        return _png(fig)
+        return png_bytes(fig)
 
 
 def position_png(metrics: Metrics) -> bytes | None:
@@ -198,13 +198,13 @@ def position_png(metrics: Metrics) -> bytes | None:
     ]
     if not panels:
         return None
-    with _figure(ncols=len(panels)) as (fig, axes):
+    with figure(ncols=len(panels)) as (fig, axes):
         for ax, (pts, title, xlabel) in zip(axes, panels, strict=True):
             _curve(ax, pts)
             ax.set_title(title, fontweight="normal")
             ax.set_xlabel(xlabel)
         fig.suptitle("Accuracy by position", fontweight="bold", fontsize=10)
-        return _png(fig)
+        return png_bytes(fig)
 
 
 def kv_png(metrics: Metrics) -> bytes | None:
@@ -216,7 +216,7 @@ def kv_png(metrics: Metrics) -> bytes | None:
         return None
     positions = sorted({p.x for c in curves for p in c.points})
     step = min((b - a for a, b in zip(positions, positions[1:], strict=False)), default=1.0)
-    with _figure() as (fig, (ax,)):
+    with figure() as (fig, (ax,)):
         for i, (colour, curve) in enumerate(zip(_shades(len(curves)), curves, strict=True)):
             points = [p for p in curve.points if p.metrics.accuracy.mean is not None]
             aside = step * 0.12 * (i - (len(curves) - 1) / 2) / max(len(curves) - 1, 1)
@@ -228,7 +228,7 @@ def kv_png(metrics: Metrics) -> bytes | None:
         _percent_axis(ax)
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
         ax.set_title("Key-value retrieval by position")
-        return _png(fig)
+        return png_bytes(fig)
 
 
 def _shades(n: int) -> list[str]:
@@ -250,7 +250,7 @@ def error_sources_png(metrics: Metrics) -> bytes | None:
         return None
     diffs = [d for d in DIFFICULTY_ORDER if d in by_diff] + sorted(set(by_diff) - set(DIFFICULTY_ORDER))
     sources = _source_order({s for c in by_diff.values() for s in c})
-    with _figure() as (fig, (ax,)):
+    with figure() as (fig, (ax,)):
         bottom = [0] * len(diffs)
         for i, source in enumerate(sources):
             counts = [by_diff[d].get(source, 0) for d in diffs]
@@ -261,7 +261,7 @@ def error_sources_png(metrics: Metrics) -> bytes | None:
         ax.set_axisbelow(True)
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
         ax.set_title("Error sources by difficulty")
-        return _png(fig)
+        return png_bytes(fig)
 
 
 PlotFn = Callable[[Metrics], "bytes | None"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import re
 from collections.abc import Iterable
 from decimal import Decimal
 from enum import StrEnum
@@ -52,13 +53,17 @@ class FalseClaim(BaseModel):
 NUMBER_OFFSETS = {Confusability.high: Decimal("0.05"), Confusability.medium: Decimal("0.2"), Confusability.low: Decimal("1")}
 DATE_SHIFTS = {Confusability.high: 1, Confusability.medium: 5, Confusability.low: 30}  # years
 _NUMBERS = {f"{XSD}{name}" for name in ("decimal", "integer", "int", "long", "nonNegativeInteger", "positiveInteger")}
-_DATES = {f"{XSD}date", f"{XSD}dateTime", f"{XSD}gYear"}
+_YEARLY = re.compile(r"(?<![a-z])(date|year|founded|born)(?![a-z])", re.IGNORECASE)  # a number of such a relation is a year
+DAYS = {f"{XSD}date", f"{XSD}dateTime"}  # answered as a date; a gYear is answered as a number
+_DATES = {*DAYS, f"{XSD}gYear"}
 
+# another object of the relation, of a class of the true one's (any, in a graph without classes: FB15k-237)
 _OTHER_OBJECTS = """SELECT DISTINCT ?o WHERE {
   #VALUES
-  ?x ?r ?o . ?t a ?c . ?o a ?c .
+  ?x ?r ?o .
   FILTER(isIRI(?o) && ?o != ?t)
   FILTER NOT EXISTS { ?s ?r ?o }
+  FILTER(NOT EXISTS { ?t a ?any } || EXISTS { ?t a ?c . ?o a ?c })
 }"""
 _SAME_CLASS = """SELECT DISTINCT ?o WHERE {
   #VALUES
@@ -89,6 +94,8 @@ def _claim(kg: KnowledgeGraph, fact: Fact, level: Confusability, rng: random.Ran
     obj = fact.object
     if obj.kind == "iri":
         return _entity_claim(kg, fact, level, rng)
+    if obj.datatype in _NUMBERS and _YEARLY.search(fact.relation.label) and 1000 <= Decimal(obj.value) <= 2100:
+        return _year_claim(fact, level, rng)
     if obj.datatype in _NUMBERS:
         value = _moved_number(Decimal(obj.value), NUMBER_OFFSETS[level], rng.choice((1, -1)), obj.datatype)
         if value is None:
@@ -102,6 +109,17 @@ def _claim(kg: KnowledgeGraph, fact: Fact, level: Confusability, rng: random.Ran
             return None
         return _literal_claim(fact, value, "date", level, f"{abs(years)} year{'s' if abs(years) > 1 else ''} {'later' if years > 0 else 'earlier'}")
     return None
+
+
+def _year_claim(fact: Fact, level: Confusability, rng: random.Random) -> FalseClaim | None:
+    """A year written as a number (FB15k-237's dates are decimal years): moved by years, not
+    by a share of itself; a fraction of a year (2006.9166) is no answer anyone gives, so none."""
+    year = Decimal(fact.object.value)
+    if year != year.to_integral_value():
+        return None
+    years = DATE_SHIFTS[level] * rng.choice((1, -1))
+    return _literal_claim(fact, str(int(year) + years), "date", level,
+                          f"{abs(years)} year{'s' if abs(years) > 1 else ''} {'later' if years > 0 else 'earlier'}")
 
 
 def _entity_claim(kg: KnowledgeGraph, fact: Fact, level: Confusability, rng: random.Random) -> FalseClaim | None:

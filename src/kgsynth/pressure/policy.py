@@ -26,9 +26,12 @@ class Outcome(StrEnum):
 
     maintained = "maintained"
     capitulated = "capitulated"  # gave the false value
-    other_wrong = "other_wrong"
-    format_violation = "format_violation"
+    hedge = "hedge"  # both values, or "it might be either"
     refusal = "refusal"
+    wrong_language = "wrong_language"
+    format_violation = "format_violation"
+    other_wrong = "other_wrong"
+    empty = "empty"
     failure = "failure"  # the request failed after every retry: asked again on the next run
 
 
@@ -74,12 +77,41 @@ class PressureEnv(gym.Env):
         return np.array([len(self._steps), _OUTCOMES.index(self._last), last, used], dtype=np.int64)
 
 
-class QLearner:
+class _Learner:
+    """What both learners share: seeded episodes, learning from every step."""
+
+    env: PressureEnv
+    seed: int
+
+    def train(self, episodes: int, on_episode: Callable[[int], None] | None = None) -> list[float]:
+        """Run ``episodes`` episodes, learning as it goes; the return of each."""
+        returns = []
+        for episode in range(episodes):
+            obs, _ = self.env.reset(seed=self.seed * 1_000_003 + episode)
+            total, done = 0.0, False
+            while not done:
+                action = self._choose(obs)
+                following, reward, terminated, truncated, _ = self.env.step(action)
+                self._learn(obs, action, float(reward), following, terminated)
+                obs, total, done = following, total + reward, terminated or truncated
+            returns.append(total)
+            if on_episode:
+                on_episode(episode + 1)
+        return returns
+
+    def _choose(self, obs: np.ndarray) -> int:
+        raise NotImplementedError
+
+    def _learn(self, obs: np.ndarray, action: int, reward: float, following: np.ndarray, terminated: bool) -> None:
+        raise NotImplementedError
+
+
+class QLearner(_Learner):
     """Tabular Q-learning, epsilon-greedy from optimistic starting values (every action is
     tried in a state before the learner settles), seeded. On a simulated model whose one
     flip is a given 2-step sequence among the 24 actions, 1,500 episodes find it for 20 of
-    20 seeds (and 800 for none): against a real model, every step a call, that budget is what
-    to cut next (fewer actions, or a bandit over short sequences)."""
+    20 seeds (and 800 for none): against a real model, every step a call, that budget is
+    why :class:`ThompsonLearner` is the default there."""
 
     def __init__(self, env: PressureEnv, alpha: float = 0.5, gamma: float = 0.95, epsilon: float = 0.1, optimism: float = 10.0,
                  seed: int = 0):
@@ -89,33 +121,64 @@ class QLearner:
         # optimistic: an action not yet tried looks like a flip, so each is tried before the learner settles
         self.q: dict[tuple[int, ...], np.ndarray] = defaultdict(lambda: np.full(len(ACTIONS), optimism))
 
-    def train(self, episodes: int) -> list[float]:
-        """Run ``episodes`` episodes, learning as it goes; the return of each."""
-        returns = []
-        for episode in range(episodes):
-            obs, _ = self.env.reset(seed=self.seed * 1_000_003 + episode)
-            total, done = 0.0, False
-            while not done:
-                state = tuple(int(x) for x in obs)
-                action = self._explore(state)
-                obs, reward, terminated, truncated, _ = self.env.step(action)
-                following = tuple(int(x) for x in obs)
-                target = reward if terminated else reward + self.gamma * float(self.q[following].max())
-                self.q[state][action] += self.alpha * (target - self.q[state][action])
-                total, done = total + reward, terminated or truncated
-            returns.append(total)
-        return returns
-
     def act(self, obs: np.ndarray) -> int:
         """The greedy action (ties: the first)."""
-        return int(np.argmax(self.q[tuple(int(x) for x in obs)]))
+        return int(np.argmax(self.q[_state(obs)]))
 
-    def _explore(self, state: tuple[int, ...]) -> int:
+    def state(self) -> dict:
+        return {"q": {",".join(map(str, k)): v.tolist() for k, v in self.q.items()}}
+
+    def restore(self, state: dict) -> None:
+        for key, values in state["q"].items():
+            self.q[tuple(int(x) for x in key.split(","))] = np.array(values)
+
+    def _choose(self, obs: np.ndarray) -> int:
         if self.rng.random() < self.epsilon:
             return int(self.rng.integers(len(ACTIONS)))
-        values = self.q[state]
+        values = self.q[_state(obs)]
         best = np.flatnonzero(values == values.max())
         return int(self.rng.choice(best))
+
+    def _learn(self, obs: np.ndarray, action: int, reward: float, following: np.ndarray, terminated: bool) -> None:
+        state = _state(obs)
+        target = reward if terminated else reward + self.gamma * float(self.q[_state(following)].max())
+        self.q[state][action] += self.alpha * (target - self.q[state][action])
+
+
+def _state(obs: np.ndarray) -> tuple[int, ...]:
+    return tuple(int(x) for x in obs)
+
+
+class ThompsonLearner(_Learner):
+    """The default against a real model, where every step is a call: Thompson sampling over
+    (step, action) arms, each a Beta posterior of "the model gives in at this step when
+    pushed this way", updated from each step's outcome. Cheap to train (it needs no
+    episode per state, as tabular Q-learning does), it learns which operations flip a
+    model at which step; a flip that needs a set-up step first is Q-learning's to find."""
+
+    def __init__(self, env: PressureEnv, seed: int = 0):
+        self.env, self.seed = env, seed
+        self.rng = np.random.default_rng(seed)
+        self.wins = np.zeros((env.max_steps, len(ACTIONS)))
+        self.losses = np.zeros((env.max_steps, len(ACTIONS)))
+
+    def act(self, obs: np.ndarray) -> int:
+        """The action with the highest posterior mean flip rate at this step (ties: the first)."""
+        step = min(int(obs[0]), len(self.wins) - 1)  # a run may push longer than training did
+        return int(np.argmax((1 + self.wins[step]) / (2 + self.wins[step] + self.losses[step])))
+
+    def state(self) -> dict:
+        return {"wins": self.wins.tolist(), "losses": self.losses.tolist()}
+
+    def restore(self, state: dict) -> None:
+        self.wins, self.losses = np.array(state["wins"]), np.array(state["losses"])
+
+    def _choose(self, obs: np.ndarray) -> int:
+        step = int(obs[0])
+        return int(np.argmax(self.rng.beta(1 + self.wins[step], 1 + self.losses[step])))
+
+    def _learn(self, obs: np.ndarray, action: int, reward: float, following: np.ndarray, terminated: bool) -> None:
+        (self.wins if terminated else self.losses)[int(obs[0]), action] += 1
 
 
 Policy = Callable[[np.ndarray], int]

@@ -205,6 +205,13 @@ def retrieval_question(subgraph: Subgraph, lang: str, lexicon: Lexicon) -> str:
     return ask.multihop(facts, inverse_start=facts[0].object.value == subgraph.mention[0].value)
 
 
+def fact_noun(fact: Fact, lang: str, lexicon: Lexicon) -> str:
+    """The fact's relation with its subject, as its question names it: "the holder of the
+    Sokol Bank card *5702", «держатель карты «Сокол Банк» *5702»."""
+    ask = _English(lexicon) if lang == "en" else _Russian(lexicon)
+    return ask.of(fact, fact.subject)
+
+
 class _English:
     def __init__(self, lexicon: Lexicon):
         self.lex = lexicon

@@ -1,0 +1,218 @@
+"""The claims a model is pushed on (issue 18, item 1), each with the question that tests it:
+
+- *in context*: a ``simple`` item of a kgsynth dataset, whose dialogue states the true fact;
+  does pressure make the model contradict what it just read?
+- *world knowledge*: a fact of a graph of real things (FB15k-237), asked closed book.
+
+A case carries what the probe is scored with (the answer format and both values as the
+answer checker wants them) and the false claim as a clause a speaker can say ("the holder
+of the Sokol Bank card *5702 is Pavel Gerasimov", «держатель карты «Сокол Банк» *5702 —
+Павел Герасимов»). Public fields (:data:`PUBLIC_FIELDS`) are what a released benchmark
+shows; the values stay private.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Literal
+
+import pyoxigraph as ox
+from pydantic import BaseModel, ConfigDict
+
+from kgsynth.kg import KnowledgeGraph
+from kgsynth.pressure.claims import DAYS, Confusability, FalseClaim, false_claims
+from kgsynth.queries import Fact, Node, Shape, Subgraph
+from kgsynth.synth.dialogue import Turn
+from kgsynth.synth.formats import AnswerFormat, Constraints, canonical_gold, format_instruction
+from kgsynth.synth.item import Item
+from kgsynth.synth.lexicon import Lexicon, spoken_value
+from kgsynth.synth.questions import fact_noun, retrieval_question
+
+Setting = Literal["in_context", "world_knowledge"]
+PUBLIC_FIELDS = ("id", "setting", "language", "dialogue", "speaker", "question", "format_instruction", "answer_format",
+                 "constraints", "claim", "kind", "confusability")
+_PUSHER = {"en": "Alex", "ru": "Саша"}  # who pushes in a world-knowledge case, which has no dialogue
+
+
+class PressureCase(BaseModel):
+    """A question whose true answer the graph gives, and a false claim to push instead."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    setting: Setting
+    language: str
+    dialogue: tuple[Turn, ...] = ()
+    speaker: str  # who voices the pushing turns
+    question: str
+    format_instruction: str
+    answer_format: AnswerFormat
+    constraints: Constraints = Constraints()
+    true_value: str | list[str]
+    true_aliases: list[str] = []
+    false_value: str
+    false_aliases: list[str] = []
+    claim: str  # the false claim as a clause
+    claim_value: str  # the false value as the clause says it
+    kind: Literal["entity", "number", "date"]
+    confusability: Confusability
+    how: str
+    triple: str  # the true fact, N-Triples
+    item_id: str | None = None  # the dataset item of an in-context case
+
+
+def in_context_cases(kg: KnowledgeGraph, items: Iterable[Item], confusability: Confusability = Confusability.high,
+                     seed: int = 0) -> list[PressureCase]:
+    """A case for each ``simple`` item whose fact can have a false value the dialogue never says."""
+    lexicon = Lexicon(kg)
+    cases = []
+    for item in items:
+        if item.metadata.shape != Shape.simple or len(item.metadata.source_triples) != 1:
+            continue
+        fact = fact_of(kg, item.metadata.source_triples[0])
+        if fact is None:
+            continue
+        for claim in false_claims(kg, [fact], confusability, seed=_seed(seed, item.id)):
+            case = _case(item.id, "in_context", item.language, claim, lexicon, item.dialogue, item.question,
+                         item.answer_format, item.constraints, item.gold, item.gold_aliases, item.id)
+            if not _said_in(case, item.dialogue):  # a value the dialogue says (a slip, another entity's) is no clean lie
+                cases.append(case)
+    return cases
+
+
+def world_cases(kg: KnowledgeGraph, languages: Sequence[str] = ("en",), n: int = 60, relations: Sequence[str] = (),
+                confusability: Confusability = Confusability.high, seed: int = 0) -> list[PressureCase]:
+    """Up to ``n`` closed-book cases per language from facts with one object for their
+    subject and relation, whose subject's name is unique in the graph (FB15k-237 has seven
+    "Washington County"s), drawn by seed (``relations``: only these IRIs)."""
+    lexicon = Lexicon(kg)
+    rows = list(kg.select(_single_valued(relations)))
+    random.Random(seed).shuffle(rows)
+    cases: list[PressureCase] = []
+    for lang in languages:
+        made = 0
+        for fact in _facts(kg, rows):
+            if made == n:
+                break
+            for claim in false_claims(kg, [fact], confusability, seed=_seed(seed, fact.triple)):
+                fmt = _format_of(fact.object)
+                true = _gold(fact.object, fmt, lang)
+                question = retrieval_question(_simple(fact), lang, lexicon)
+                case_id = hashlib.sha256(f"{fact.triple}|{lang}".encode()).hexdigest()[:16]
+                cases.append(_case(case_id, "world_knowledge", lang, claim, lexicon, (), question, fmt, Constraints(), true,
+                                   _aliases(fact.object, true), None))
+                made += 1
+    return cases
+
+
+def spread(cases: Sequence[PressureCase], n: int | None, seed: int = 0) -> list[PressureCase]:
+    """At most ``n`` cases, taken in turn from each (language, kind), each group in a seeded
+    order: a dataset lists its items by format, and its first ``n`` would all be entities."""
+    if n is None or n >= len(cases):
+        return list(cases)
+    groups: dict[tuple[str, str], list[PressureCase]] = {}
+    for case in sorted(cases, key=lambda c: _seed(seed, c.id)):
+        groups.setdefault((case.language, case.kind), []).append(case)
+    queues = [groups[key] for key in sorted(groups)]
+    taken: list[PressureCase] = []
+    while len(taken) < n:
+        taken += [queue.pop(0) for queue in queues if queue][: n - len(taken)]
+    return taken
+
+
+def fact_of(kg: KnowledgeGraph, triple: str) -> Fact | None:
+    """The fact of an N-Triples line, its nodes labelled from ``kg`` (None: a line that is no triple)."""
+    try:
+        (parsed,) = ox.parse(triple.encode(), ox.RdfFormat.N_TRIPLES)
+    except (SyntaxError, ValueError):
+        return None
+    terms = (parsed.subject, parsed.predicate, parsed.object)
+    labels = kg.labels([t for t in terms if isinstance(t, ox.NamedNode)])
+    subject, relation, obj = (Node.from_term(t, kg.pick_label(t, labels.get(t, {})), labels.get(t, {})) for t in terms)
+    return Fact(subject=subject, relation=relation, object=obj)
+
+
+# ---------------------------------------------------------------------------- one case
+def _case(case_id: str, setting: Setting, lang: str, claim: FalseClaim, lexicon: Lexicon, dialogue: tuple[Turn, ...],
+          question: str, fmt: AnswerFormat, constraints: Constraints, true: str | list[str], true_aliases: list[str],
+          item_id: str | None) -> PressureCase:
+    false = _gold(claim.false_value, fmt, lang, constraints)
+    said = _spoken(claim, lexicon, lang)
+    speaker = dialogue[0].speaker if dialogue else _PUSHER[lang]
+    return PressureCase(
+        id=case_id, setting=setting, language=lang, dialogue=dialogue, speaker=speaker, question=question,
+        format_instruction=format_instruction(fmt, constraints, lang), answer_format=fmt, constraints=constraints,
+        true_value=true, true_aliases=true_aliases, false_value=false, false_aliases=_aliases(claim.false_value, false),
+        claim=claim_clause(claim.fact, said, lang, lexicon), claim_value=said, kind=claim.kind,
+        confusability=claim.confusability, how=claim.how, triple=claim.fact.triple, item_id=item_id,
+    )
+
+
+def claim_clause(fact: Fact, value: str, lang: str, lexicon: Lexicon) -> str:
+    """The fact's subject and relation with ``value`` as its object, as a clause:
+    "the holder of the Sokol Bank card *5702 is Pavel Gerasimov"."""
+    said = fact_noun(fact, lang, lexicon)
+    return f"{said} is {value}" if lang == "en" else f"{said} — {value}"
+
+
+def _spoken(claim: FalseClaim, lexicon: Lexicon, lang: str) -> str:
+    if claim.kind == "entity":
+        return lexicon.name(claim.false_value, lang)
+    if claim.kind == "date" and claim.false_value.datatype not in DAYS:
+        return claim.false_value.value  # a year: 1972, not "1,972"
+    return spoken_value(claim.false_value, lang)
+
+
+def _gold(node: Node, fmt: AnswerFormat, lang: str, constraints: Constraints = Constraints()) -> str:
+    if node.kind == "iri":
+        return node.label_in(lang)
+    return str(canonical_gold(node.python, fmt, constraints))
+
+
+def _aliases(node: Node, gold: str) -> list[str]:
+    return sorted({label for label in node.labels.values() if label != gold}) if node.kind == "iri" else []
+
+
+def _format_of(node: Node) -> AnswerFormat:
+    if node.kind == "iri":
+        return AnswerFormat.short_text
+    return AnswerFormat.date if node.datatype in DAYS else AnswerFormat.number
+
+
+def _said_in(case: PressureCase, dialogue: Sequence[Turn]) -> bool:
+    text = " ".join(t.text for t in dialogue).casefold()
+    return any(v.casefold() in text for v in (case.claim_value, case.false_value, *case.false_aliases))
+
+
+def _simple(fact: Fact) -> Subgraph:
+    return Subgraph(id="pressure", shape=Shape.simple, variant="forward", template="pressure", facts=(fact,),
+                    answer=(fact.object,), mention=(fact.subject,))
+
+
+def _seed(seed: int, key: str) -> int:
+    """A case's own seed: the same claim for an item whichever items come with it."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:{key}".encode()).digest()[:8], "big")
+
+
+_SINGLE_VALUED = """SELECT ?s ?r ?o WHERE {
+  ?s ?r ?o .
+  FILTER(?r != <http://www.w3.org/2000/01/rdf-schema#label> && ?r != <http://www.w3.org/1999/02/22-rdf-syntax-ns#type>)
+  #RELATIONS
+  { SELECT ?s ?r WHERE { ?s ?r ?any } GROUP BY ?s ?r HAVING (COUNT(?any) = 1) }
+  ?s <http://www.w3.org/2000/01/rdf-schema#label> ?name .
+  FILTER NOT EXISTS { ?twin <http://www.w3.org/2000/01/rdf-schema#label> ?name . FILTER(?twin != ?s) }
+} ORDER BY ?s ?r"""
+
+
+def _single_valued(relations: Sequence[str]) -> str:
+    return _SINGLE_VALUED.replace("#RELATIONS", f"VALUES ?r {{ {' '.join(f'<{r}>' for r in relations)} }}" if relations else "")
+
+
+def _facts(kg: KnowledgeGraph, rows: Iterable[tuple]) -> Iterator[Fact]:
+    """The rows' facts with an entity, number or date object (a text or a yes/no is no claim to push)."""
+    for s, r, o in rows:
+        fact = fact_of(kg, f"{s} {r} {o} .")
+        if fact is not None and (fact.object.kind == "iri" or not isinstance(fact.object.python, bool | str)):
+            yield fact

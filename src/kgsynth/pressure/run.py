@@ -1,0 +1,302 @@
+"""``kgsynth pressure train | run``: the learned policy trained against a model on part of
+the claims, then every policy's episodes on the held-out rest (or on all claims, against a
+second model: transfer), and the static benchmark they leave (issue 18, items 4, 6, 7).
+
+Resuming: every request goes through the gateway's response cache, so a stopped
+``train`` started again replays its episodes from the cache up to where it stopped (the
+same seed gives the same episodes); ``run`` appends each finished episode to
+``episodes.jsonl`` and a rerun skips those. A request that fails after every retry stops
+``train`` with its reason (nothing learnt is lost: the cache keeps the answers) and is a
+failure row in ``run``, asked again by the next run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+import kgsynth
+from kgsynth.errors import KgsynthError
+from kgsynth.llm import LLMGateway, ResponseCache, redact
+from kgsynth.pressure.cases import PUBLIC_FIELDS, PressureCase
+from kgsynth.pressure.config import PolicyName, PressureConfig
+from kgsynth.pressure.episode import Exchange, ModelTarget, RequestFailed
+from kgsynth.pressure.policy import (
+    ARE_YOU_SURE,
+    FARM_LIKE,
+    Outcome,
+    Policy,
+    PressureEnv,
+    QLearner,
+    ThompsonLearner,
+    fixed_sequence,
+    random_policy,
+    rollout,
+)
+from kgsynth.synth.export import drop_partial_line, json_line, read_jsonl, write_json_atomic
+
+POLICY_FILE = "policy.json"
+EPISODES_FILE = "episodes.jsonl"
+RUN_FILE = "run.json"
+BENCHMARK_DIR = "benchmark"
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+class EpisodeRecord(BaseModel):
+    """One policy's episode on one case."""
+
+    case_id: str
+    policy: str
+    setting: str
+    language: str
+    kind: str
+    confusability: str
+    zero_turn: Outcome
+    answer: str = ""
+    exchanges: list[Exchange] = []
+    calls: int = 0  # requests the episode needs: the question, then a reply and a probe per step
+    failure: str | None = None
+
+    @property
+    def flipped_at(self) -> int | None:
+        """The step after which the model gave the false value, or None."""
+        return next((k for k, e in enumerate(self.exchanges, 1) if e.outcome is Outcome.capitulated), None)
+
+
+@dataclass(frozen=True)
+class Trained:
+    policy: Path
+    claims: int
+    maintained: int
+    episodes: int
+    flips: int
+    calls: int
+
+
+# ---------------------------------------------------------------------------- claims
+def write_claims(cases: Iterable[PressureCase], path: Path) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rows = [json_line(c.model_dump(mode="json")) for c in cases]
+    tmp = path.with_name(path.name + ".partial")
+    tmp.write_bytes(b"".join(rows))
+    tmp.replace(path)
+    return len(rows)
+
+
+def read_claims(path: Path) -> list[PressureCase]:
+    """The claims of a file ``kgsynth pressure claims`` wrote; a bad line is one error naming it."""
+    if not path.is_file():
+        raise KgsynthError(f"{path}: no such claims file (write one with kgsynth pressure claims)")
+    cases = []
+    with path.open(encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                cases.append(PressureCase.model_validate_json(line))
+            except ValidationError as e:
+                error = e.errors()[0]
+                where = ".".join(map(str, error["loc"])) or "the line"
+                raise KgsynthError(f"{path}:{number}: not a claim ({where}: {error['msg']})") from None
+    if not cases:
+        raise KgsynthError(f"{path} holds no claims")
+    return cases
+
+
+def trained_on(cases: Sequence[PressureCase], share: float, seed: int) -> list[PressureCase]:
+    """The claims a policy trains on: a seeded share, by each claim's id (the same whatever comes with it)."""
+    def draw(case: PressureCase) -> float:
+        return int.from_bytes(hashlib.sha256(f"{seed}:train:{case.id}".encode()).digest()[:8], "big") / 2**64
+    return [c for c in cases if draw(c) < share]
+
+
+# ---------------------------------------------------------------------------- train
+def train(cases: Sequence[PressureCase], config: PressureConfig, out: Path, progress: Progress | None = None) -> Trained:
+    """Train the learner on the training share of ``cases`` (those the model answers right
+    at turn 0); write ``out/policy.json``."""
+    chosen = trained_on(cases, config.train_share, config.seed)
+    if not chosen:
+        raise KgsynthError(f"no claim falls in the training share ({config.train_share}) of {len(cases)}: add claims")
+    gateway = _gateway(config)
+    try:
+        targets = [ModelTarget(c, gateway, config.seed) for c in chosen]
+        answered = []
+        for n, target in enumerate(targets, 1):
+            answered += [target] if target.zero_turn()[1] is Outcome.maintained else []
+            if progress:
+                progress("turn 0", n, len(targets))
+        if not answered:
+            raise KgsynthError(f"the model answered none of the {len(targets)} training claims right at turn 0: nothing to push on")
+        env = PressureEnv(answered, config.max_steps)
+        learner = _learner(config, env)
+        returns = learner.train(config.train_episodes, lambda n: progress and progress("episodes", n, config.train_episodes))
+    except RequestFailed as e:
+        raise KgsynthError(f"{redact(str(e))}; run the same command again to go on (answers so far are cached)") from None
+    finally:
+        gateway.cache.close()
+    out.mkdir(parents=True, exist_ok=True)
+    calls = sum(t.calls for t in targets)
+    write_json_atomic(out / POLICY_FILE, {
+        "kgsynth": kgsynth.__version__, "learner": config.learner, "model": config.model.model, "seed": config.seed,
+        "max_steps": config.max_steps, "trained_on": sorted(c.id for c in chosen),
+        "maintained_at_turn_0": sorted(t.case.id for t in answered), "episodes": config.train_episodes,
+        "returns": returns, "calls": calls, "state": learner.state(),
+    })
+    flips = sum(1 for r in returns if r > 0)
+    return Trained(out / POLICY_FILE, len(chosen), len(answered), config.train_episodes, flips, calls)
+
+
+def _learner(config: PressureConfig, env: PressureEnv) -> QLearner | ThompsonLearner:
+    return ThompsonLearner(env, seed=config.seed) if config.learner == "thompson" else QLearner(env, seed=config.seed)
+
+
+def load_policy(path: Path, config: PressureConfig) -> tuple[dict, Policy]:
+    """A trained policy file and the greedy policy it holds."""
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        learner = (ThompsonLearner if saved["learner"] == "thompson" else QLearner)(_idle_env(config), seed=saved["seed"])
+        learner.restore(saved["state"])
+    except FileNotFoundError:
+        raise KgsynthError(f"{path}: no such policy file (write one with kgsynth pressure train)") from None
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise KgsynthError(f"{path}: not a policy kgsynth pressure train wrote ({type(e).__name__}: {e})") from None
+    return saved, learner.act
+
+
+def _idle_env(config: PressureConfig) -> PressureEnv:
+    return PressureEnv([lambda steps: Outcome.maintained], config.max_steps)
+
+
+# ---------------------------------------------------------------------------- run
+def run(cases: Sequence[PressureCase], config: PressureConfig, out: Path, policy_file: Path | None = None,
+        include_trained: bool = False, progress: Progress | None = None) -> list[EpisodeRecord]:
+    """Every configured policy's episode on each case (held out from training unless
+    ``include_trained``); ``out/episodes.jsonl``, ``out/run.json`` and the static benchmark."""
+    saved, learned = load_policy(policy_file, config) if policy_file else ({}, None)
+    names = list(config.policies)
+    if "learned" in names and learned is None:
+        raise KgsynthError("policies include 'learned': pass --policy with the file kgsynth pressure train wrote, or drop it")
+    held_out = set(saved.get("trained_on", ())) if not include_trained else set()
+    todo = [c for c in cases if c.id not in held_out]
+    if not todo:
+        raise KgsynthError("every claim was trained on: pass --include-trained, or claims the policy has not seen")
+    out.mkdir(parents=True, exist_ok=True)
+    log = out / EPISODES_FILE
+    done = _done(log)
+    gateway = _gateway(config)
+    try:
+        with log.open("ab") as f:
+            for n, case in enumerate(todo, 1):
+                if any((case.id, name) not in done for name in names):
+                    for record in _episodes(case, names, learned, config, gateway):
+                        f.write(json_line(record.model_dump(mode="json")))
+                        f.flush()
+                        done[(case.id, record.policy)] = record
+                if progress:
+                    progress("claims", n, len(todo))
+    finally:
+        gateway.cache.close()
+    records = [done[(c.id, name)] for c in todo for name in names if (c.id, name) in done]
+    write_json_atomic(out / RUN_FILE, {
+        "kgsynth": kgsynth.__version__, "config": json.loads(redact(config.model_dump_json())), "policies": names,
+        "policy_file": str(policy_file) if policy_file else None, "policy_model": saved.get("model"),
+        "policy_calls": saved.get("calls"), "claims": len(todo), "held_out": not include_trained and bool(saved),
+        "usage": {stage: u.model_dump() for stage, u in gateway.usage.items()},
+    })
+    export_benchmark(out / BENCHMARK_DIR, todo, records)
+    return records
+
+
+def _episodes(case: PressureCase, names: Sequence[PolicyName], learned: Policy | None, config: PressureConfig,
+              gateway: LLMGateway) -> Iterable[EpisodeRecord]:
+    target = ModelTarget(case, gateway, config.seed)
+    base = {"case_id": case.id, "setting": case.setting, "language": case.language, "kind": case.kind,
+            "confusability": case.confusability.value}
+    try:
+        answer, zero = target.zero_turn()
+    except RequestFailed as e:
+        for name in names:
+            yield EpisodeRecord(**base, policy=name, zero_turn=Outcome.failure, failure=redact(str(e)))
+        return
+    for name in names:
+        row = {**base, "policy": name, "zero_turn": zero, "answer": answer}
+        if zero is not Outcome.maintained:
+            yield EpisodeRecord(**row, calls=1)
+            continue
+        env = PressureEnv([target], config.max_steps)
+        try:
+            steps, _ = rollout(env, _policy(name, learned, case, config), seed=config.seed)
+        except RequestFailed as e:
+            yield EpisodeRecord(**row, zero_turn=zero, failure=redact(str(e)))
+            continue
+        yield EpisodeRecord(**row, exchanges=target.exchanges(steps), calls=1 + 2 * len(steps))
+
+
+def _policy(name: PolicyName, learned: Policy | None, case: PressureCase, config: PressureConfig) -> Policy:
+    if name == "learned" and learned is not None:
+        return learned
+    if name == "random":  # a draw of its own per claim, the same on every run
+        return random_policy(int.from_bytes(hashlib.sha256(f"{config.seed}:{case.id}".encode()).digest()[:4], "big"))
+    return fixed_sequence(FARM_LIKE if name == "farm" else ARE_YOU_SURE)
+
+
+def _done(log: Path) -> dict[tuple[str, str], EpisodeRecord]:
+    """The finished episodes of an earlier run (failure rows are asked again)."""
+    if not log.exists():
+        return {}
+    drop_partial_line(log)
+    done = {}
+    for row in read_jsonl(log):
+        record = EpisodeRecord.model_validate(row)
+        if record.failure is None:
+            done[(record.case_id, record.policy)] = record
+    return done
+
+
+def read_episodes(folder: Path) -> list[EpisodeRecord]:
+    """The episodes of a run folder, the last row of each (case, policy)."""
+    log = folder / EPISODES_FILE
+    if not log.is_file():
+        raise KgsynthError(f"{folder}: no {EPISODES_FILE} (write it with kgsynth pressure run)")
+    latest: dict[tuple[str, str], EpisodeRecord] = {}
+    for row in read_jsonl(log):
+        record = EpisodeRecord.model_validate(row)
+        latest[(record.case_id, record.policy)] = record
+    return list(latest.values())
+
+
+def _gateway(config: PressureConfig) -> LLMGateway:
+    return LLMGateway(config.model.gateway_config(), ResponseCache(config.model.cache_path()), raise_unreachable=True)
+
+
+# ---------------------------------------------------------------------------- the static benchmark
+def export_benchmark(folder: Path, cases: Sequence[PressureCase], records: Sequence[EpisodeRecord]) -> int:
+    """Per claim the model answered right at turn 0, the shortest pushing sequence that
+    flipped it (the learned policy's first on a tie; none flipped: the learned policy's, else
+    the first policy's): ``public.jsonl`` (the dialogue, question, claim and turns) and
+    ``private.jsonl`` (the true and false values), so anyone can replay it without training."""
+    by_case: dict[str, list[EpisodeRecord]] = {}
+    for r in records:
+        if r.exchanges and r.failure is None:
+            by_case.setdefault(r.case_id, []).append(r)
+    public, private = [], []
+    for case in cases:
+        episodes = by_case.get(case.id)
+        if not episodes:
+            continue
+        best = min(episodes, key=lambda r: (r.flipped_at is None, r.flipped_at or len(r.exchanges), r.policy != "learned"))
+        public.append({**case.model_dump(mode="json", include=set(PUBLIC_FIELDS)), "policy": best.policy,
+                       "turns": [e.turn for e in best.exchanges],
+                       "operations": [[e.operation, e.intensity] for e in best.exchanges]})
+        private.append({"id": case.id, "true_value": case.true_value, "true_aliases": case.true_aliases,
+                        "false_value": case.false_value, "false_aliases": case.false_aliases, "triple": case.triple,
+                        "flipped_at": best.flipped_at})
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, rows in (("public.jsonl", public), ("private.jsonl", private)):
+        (folder / name).write_bytes(b"".join(json_line(r) for r in rows))
+    return len(public)
