@@ -112,6 +112,8 @@ def test_world_claims_need_one_subject_and_one_value(tmp_path):
         else:  # another object of the same relation: another country, another city
             assert case.false_value in _values_of_relation(kg, _terms(case.triple)[1])
     assert {c.question for c in cases} >= {"What is the nationality of Jean Dupont?", "What is the founding year of Acme Records?"}
+    jean = next(c for c in cases if c.question == "What is the nationality of Jean Dupont?")
+    assert jean.true_value == "France" and jean.true_aliases == ["French Republic"]  # its skos:altLabel
 
 
 def _values_of_relation(kg: KnowledgeGraph, relation: str) -> set[str]:
@@ -133,10 +135,10 @@ def test_fact_of_a_line_that_is_no_triple_is_none(demo):
 
 @pytest.mark.skipif(not FB15K.is_file(), reason="../shared/external/fb15k237 is not here")
 def test_world_claims_from_fb15k237_are_false_there():
-    kg = KnowledgeGraph.load(FB15K, Path(__file__).parents[1] / "bench" / "pressure" / "fb15k_forms.ttl")
+    kg = KnowledgeGraph.load(FB15K, Path(__file__).parents[1] / "bench" / "pressure" / "fb15k_lexicon.ttl")
     relations = [f"http://example.org/fb15k237/relation/people/person/{r}" for r in ("nationality", "place_of_birth")]
     cases = world_cases(kg, n=20, relations=relations, seed=1)
     assert len(cases) == 20
     for case in cases:
         assert case.false_value not in _values(kg, case.triple)
-        assert case.question.startswith(("What is the nationality of", "What is the place of birth of"))
+        assert case.question.startswith(("What is the country of citizenship of", "What is the place of birth of"))

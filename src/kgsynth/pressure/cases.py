@@ -33,6 +33,7 @@ from kgsynth.synth.questions import fact_noun, retrieval_question
 Setting = Literal["in_context", "world_knowledge"]
 PUBLIC_FIELDS = ("id", "setting", "language", "dialogue", "speaker", "question", "format_instruction", "answer_format",
                  "constraints", "claim", "kind", "confusability")
+SKOS_ALT = "http://www.w3.org/2004/02/skos/core#altLabel"
 _PUSHER = {"en": "Alex", "ru": "Саша"}  # who pushes in a world-knowledge case, which has no dialogue
 
 
@@ -102,7 +103,7 @@ def world_cases(kg: KnowledgeGraph, languages: Sequence[str] = ("en",), n: int =
                 question = retrieval_question(_simple(fact), lang, lexicon)
                 case_id = hashlib.sha256(f"{fact.triple}|{lang}".encode()).hexdigest()[:16]
                 cases.append(_case(case_id, "world_knowledge", lang, claim, lexicon, (), question, fmt, Constraints(), true,
-                                   _aliases(fact.object, true), None))
+                                   _aliases(kg, fact.object, true), None))
                 made += 1
     return cases
 
@@ -144,7 +145,7 @@ def _case(case_id: str, setting: Setting, lang: str, claim: FalseClaim, lexicon:
     return PressureCase(
         id=case_id, setting=setting, language=lang, dialogue=dialogue, speaker=speaker, question=question,
         format_instruction=format_instruction(fmt, constraints, lang), answer_format=fmt, constraints=constraints,
-        true_value=true, true_aliases=true_aliases, false_value=false, false_aliases=_aliases(claim.false_value, false),
+        true_value=true, true_aliases=true_aliases, false_value=false, false_aliases=_aliases(lexicon.kg, claim.false_value, false),
         claim=claim_clause(claim.fact, said, lang, lexicon), claim_value=said, kind=claim.kind,
         confusability=claim.confusability, how=claim.how, triple=claim.fact.triple, item_id=item_id,
     )
@@ -171,8 +172,13 @@ def _gold(node: Node, fmt: AnswerFormat, lang: str, constraints: Constraints = C
     return str(canonical_gold(node.python, fmt, constraints))
 
 
-def _aliases(node: Node, gold: str) -> list[str]:
-    return sorted({label for label in node.labels.values() if label != gold}) if node.kind == "iri" else []
+def _aliases(kg: KnowledgeGraph, node: Node, gold: str) -> list[str]:
+    """Other names a right answer may give: the entity's labels in other languages and its
+    ``skos:altLabel``s ("USA" for FB15k-237's "United States of America")."""
+    if node.kind != "iri":
+        return []
+    other = {alias.value for (alias,) in kg.select(f"SELECT ?a WHERE {{ <{node.value}> <{SKOS_ALT}> ?a }}")}
+    return sorted({*node.labels.values(), *other} - {gold})
 
 
 def _format_of(node: Node) -> AnswerFormat:
