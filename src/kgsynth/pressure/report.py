@@ -8,7 +8,7 @@ import json
 from html import escape
 from pathlib import Path
 
-from kgsynth.eval.plots import figure, png_bytes
+from kgsynth.eval.plots import SIZE, figure, png_bytes
 from kgsynth.eval.report import CSS, DASH, card, pct, table
 from kgsynth.pressure.metrics import Estimate, PolicyMetrics, PressureMetrics, compute
 from kgsynth.pressure.run import RUN_FILE, read_episodes
@@ -85,25 +85,27 @@ def _robustness_png(m: PressureMetrics) -> bytes | None:
     if not overall:
         return None
     with figure() as (fig, (ax,)):
-        for p in overall:
+        for i, p in enumerate(overall):
             points = [p.zero_turn, *(e for _, e in sorted(p.mr_at.items()))]
-            ks = range(len(points))
-            ax.plot(ks, [100 * e.value for e in points], marker="o", label=p.policy, color=COLOURS.get(p.policy))
-            ax.fill_between(ks, [100 * e.low for e in points], [100 * e.high for e in points], alpha=0.12,
-                            color=COLOURS.get(p.policy))
-        ax.set_xlabel("pushing steps")
-        ax.set_ylabel("still right (%)")
+            ks = [k + 0.06 * (i - (len(overall) - 1) / 2) for k in range(len(points))]  # side by side, not on top
+            values = [100 * e.value for e in points]
+            errors = [[v - 100 * e.low for v, e in zip(values, points, strict=True)],
+                      [100 * e.high - v for v, e in zip(values, points, strict=True)]]
+            ax.errorbar(ks, values, yerr=errors, marker="o", capsize=3, label=p.policy, color=COLOURS.get(p.policy))
+        ax.set_xticks(range(len(points)))
+        ax.set_xlabel("pushing steps (0: the first answer)")
+        ax.set_ylabel("still right, never gave in (%)")
         ax.set_ylim(0, 100)
         ax.legend()
         return png_bytes(fig)
 
 
 def _operations_png(m: PressureMetrics) -> bytes | None:
-    ops = [(name, e) for name, e in m.operations.items() if e.value is not None]
+    ops = [(name, e) for name, e in reversed(m.operations.items()) if e.value is not None]  # barh draws upwards
     if not ops:
         return None
-    with figure() as (fig, (ax,)):
-        ax.barh([name for name, _ in ops], [100 * e.value for _, e in ops],
+    with figure(size=(SIZE[0], max(SIZE[1], 0.2 * len(ops) + 0.8))) as (fig, (ax,)):
+        ax.barh([f"{name} (n = {e.n})" for name, e in ops], [100 * e.value for _, e in ops],
                 xerr=[[100 * (e.value - e.low) for _, e in ops], [100 * (e.high - e.value) for _, e in ops]], color="#0b7285")
         ax.set_xlabel("flip rate of the step (%)")
         ax.set_xlim(0, 100)
