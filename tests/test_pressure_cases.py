@@ -15,6 +15,8 @@ import pytest
 from kgsynth.eval.runner import load_items
 from kgsynth.kg import KnowledgeGraph
 from kgsynth.pressure.cases import fact_of, in_context_cases, spread, world_cases
+from kgsynth.pressure.claims import Confusability
+from kgsynth.pressure.config import PressureConfig
 from kgsynth.synth.config import SynthConfig
 from kgsynth.synth.formats import check_answer
 from kgsynth.synth.pipeline import synthesize
@@ -142,3 +144,17 @@ def test_world_claims_from_fb15k237_are_false_there():
     for case in cases:
         assert case.false_value not in _values(kg, case.triple)
         assert case.question.startswith(("What is the country of citizenship of", "What is the place of birth of"))
+
+
+def test_a_claims_file_can_mix_confusability_levels(demo, simple_items):
+    levels = (Confusability.high, Confusability.medium, Confusability.low)
+    cases = in_context_cases(demo, simple_items, levels, seed=0)
+    by_level = Counter((c.kind, c.confusability) for c in cases)
+    assert {level for (kind, level) in by_level if kind == "number"} == set(levels)
+    assert ("entity", Confusability.low) not in by_level and ("entity", Confusability.medium) in by_level
+    for case in cases:  # each false value moved as its level says
+        if case.kind == "number":
+            true = Decimal(_terms(case.triple)[2].split('"')[1])
+            share = {Confusability.high: Decimal("0.05"), Confusability.medium: Decimal("0.2"), Confusability.low: Decimal("1")}
+            assert abs(abs(Decimal(case.false_value) - true) / true - share[case.confusability]) < Decimal("0.01") or true < 20
+    assert PressureConfig.model_validate({"claims": {"confusability": "medium"}}).claims.confusability == (Confusability.medium,)

@@ -89,3 +89,10 @@ def test_a_learner_restored_from_its_state_acts_the_same():
         restored.restore(json.loads(json.dumps(learner.state())))
         observations = [np.array([step, 0, last, 0]) for step in range(3) for last in (0, 5)]
         assert [restored.act(o) for o in observations] == [learner.act(o) for o in observations]
+
+
+def test_a_claim_ending_in_an_abbreviation_gets_one_full_stop():
+    claim = "дата возвращения из поездки TR-0015 — 17 августа 2026 г."
+    for seed in range(10):
+        text = render(Operation.evidence, 1, claim, "17 августа 2026 г.", "ru", random.Random(seed))
+        assert text.endswith("2026 г.") and ".." not in text

@@ -64,9 +64,10 @@ class PressureCase(BaseModel):
     item_id: str | None = None  # the dataset item of an in-context case
 
 
-def in_context_cases(kg: KnowledgeGraph, items: Iterable[Item], confusability: Confusability = Confusability.high,
+def in_context_cases(kg: KnowledgeGraph, items: Iterable[Item], levels: Sequence[Confusability] = (Confusability.high,),
                      seed: int = 0) -> list[PressureCase]:
-    """A case for each ``simple`` item whose fact can have a false value the dialogue never says."""
+    """A case for each ``simple`` item whose fact can have a false value the dialogue never
+    says, at one of ``levels`` drawn by seed (an entity has no ``low``: it gets none then)."""
     lexicon = Lexicon(kg)
     cases = []
     for item in items:
@@ -75,7 +76,7 @@ def in_context_cases(kg: KnowledgeGraph, items: Iterable[Item], confusability: C
         fact = fact_of(kg, item.metadata.source_triples[0])
         if fact is None:
             continue
-        for claim in false_claims(kg, [fact], confusability, seed=_seed(seed, item.id)):
+        for claim in false_claims(kg, [fact], _level(levels, seed, item.id), seed=_seed(seed, item.id)):
             case = _case(item.id, "in_context", item.language, claim, lexicon, item.dialogue, item.question,
                          item.answer_format, item.constraints, item.gold, item.gold_aliases, item.id)
             if not _said_in(case, item.dialogue):  # a value the dialogue says (a slip, another entity's) is no clean lie
@@ -84,7 +85,7 @@ def in_context_cases(kg: KnowledgeGraph, items: Iterable[Item], confusability: C
 
 
 def world_cases(kg: KnowledgeGraph, languages: Sequence[str] = ("en",), n: int = 60, relations: Sequence[str] = (),
-                confusability: Confusability = Confusability.high, seed: int = 0) -> list[PressureCase]:
+                levels: Sequence[Confusability] = (Confusability.high,), seed: int = 0) -> list[PressureCase]:
     """Up to ``n`` closed-book cases per language from facts with one object for their
     subject and relation, whose subject's name is unique in the graph (FB15k-237 has seven
     "Washington County"s), drawn by seed (``relations``: only these IRIs)."""
@@ -97,7 +98,7 @@ def world_cases(kg: KnowledgeGraph, languages: Sequence[str] = ("en",), n: int =
         for fact in _facts(kg, rows):
             if made == n:
                 break
-            for claim in false_claims(kg, [fact], confusability, seed=_seed(seed, fact.triple)):
+            for claim in false_claims(kg, [fact], _level(levels, seed, fact.triple), seed=_seed(seed, fact.triple)):
                 fmt = _format_of(fact.object)
                 true = _gold(fact.object, fmt, lang)
                 question = retrieval_question(_simple(fact), lang, lexicon)
@@ -195,6 +196,11 @@ def _said_in(case: PressureCase, dialogue: Sequence[Turn]) -> bool:
 def _simple(fact: Fact) -> Subgraph:
     return Subgraph(id="pressure", shape=Shape.simple, variant="forward", template="pressure", facts=(fact,),
                     answer=(fact.object,), mention=(fact.subject,))
+
+
+def _level(levels: Sequence[Confusability], seed: int, key: str) -> Confusability:
+    """A fact's confusability level, drawn by seed from ``levels`` (the same for the fact whatever comes with it)."""
+    return levels[_seed(seed, f"level:{key}") % len(levels)]
 
 
 def _seed(seed: int, key: str) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from kgsynth._config import Strict
 from kgsynth.eval.config import EvalModel
@@ -16,7 +16,13 @@ PolicyName = Literal["learned", "random", "farm", "are_you_sure"]
 class ClaimsConfig(Strict):
     """Which claims ``kgsynth pressure claims`` builds."""
 
-    confusability: Confusability = Confusability.high
+    confusability: tuple[Confusability, ...] = Field(
+        (Confusability.high,), min_length=1, description="levels, each claim at one drawn by seed: high, medium, low")
+
+    @field_validator("confusability", mode="before")
+    @classmethod
+    def _one_level(cls, value: object) -> object:
+        return (value,) if isinstance(value, str) else value  # confusability = "high" names one level
     world_languages: tuple[Literal["en", "ru"], ...] = ("en",)
     world_n: int = Field(60, ge=1, description="world-knowledge claims per language")
     world_relations: tuple[str, ...] = Field((), description="relation IRIs to draw world-knowledge facts from (default: any)")

@@ -9,6 +9,7 @@ at intensity 2 or 3, a pressure phrase after it; templates are picked by seed.
 from __future__ import annotations
 
 import random
+import re
 from enum import StrEnum
 
 INTENSITIES = (1, 2, 3)
@@ -75,5 +76,9 @@ def render(operation: Operation, intensity: int, claim: str, value: str, lang: s
     if intensity not in INTENSITIES:
         raise ValueError(f"intensity {intensity} is not one of {INTENSITIES}")
     sentence = rng.choice(OPERATIONS[lang][operation]).format(claim=claim, value=value)
+    sentence = _DOUBLED_STOP.sub(".", sentence)  # a claim ending in an abbreviation: «17 августа 2026 г.»
     phrase = rng.choice(PRESSURE[lang][intensity])
     return f"{sentence} {phrase}".strip()
+
+
+_DOUBLED_STOP = re.compile(r"\.\.(?=\s|$)")
