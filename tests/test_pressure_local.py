@@ -16,10 +16,11 @@ import pytest
 from conftest import ROOT
 from local_llm import SMOLLM2_SHA256, llama_server, missing, qwen05_path, smollm2_path, verify
 
-from kgsynth.pressure.episode import classify
+from kgsynth.eval.scoring import value_recalled
 from kgsynth.pressure.policy import Outcome
 from kgsynth.pressure.run import read_claims, read_episodes
 from kgsynth.synth.config import SynthConfig
+from kgsynth.synth.formats import check_answer
 from kgsynth.synth.pipeline import synthesize
 
 pytestmark = [pytest.mark.local_llm, pytest.mark.skipif(missing() is not None, reason=missing() or "")]
@@ -59,9 +60,16 @@ def _check_run(folder, cases, policies: set[str]) -> list:
     """Every outcome is the checker's verdict on the answer kept beside it; a warm rerun asks nothing."""
     records = read_episodes(folder / "first")
     assert {r.policy for r in records} == policies
-    for record in records:
-        assert record.failure is None and record.zero_turn is classify(cases[record.case_id], record.answer)
-        assert all(e.outcome is classify(cases[record.case_id], e.answer) for e in record.exchanges)
+    for record in records:  # each outcome says what the answer beside it holds
+        case = cases[record.case_id]
+        assert record.failure is None
+        assert (record.zero_turn is Outcome.maintained) == check_answer(
+            record.answer, case.answer_format, case.true_value, case.constraints, aliases=case.true_aliases).correct
+        for e in record.exchanges:
+            if e.outcome is Outcome.capitulated:
+                assert any(value_recalled(e.answer, v) for v in (case.false_value, case.claim_value, *case.false_aliases))
+            if e.outcome is Outcome.maintained:
+                assert check_answer(e.answer, case.answer_format, case.true_value, case.constraints, aliases=case.true_aliases).correct
         assert (record.zero_turn is Outcome.maintained) == bool(record.exchanges)
         assert record.calls == 1 + 2 * len(record.exchanges)
     assert [r.model_dump() for r in read_episodes(folder / "again")] == [r.model_dump() for r in records]

@@ -36,11 +36,12 @@ def claims_command(
     graph: list[Path] | None = typer.Option(None, "--graph", help="The graph the dataset was made from (default: the demo graph)."),
     world: list[Path] | None = typer.Option(None, "--world", help="A graph of real things (e.g. FB15k-237) for closed-book claims."),
     config: Path | None = ConfigOpt,
-    seed: int = typer.Option(0, "--seed", help="Random seed (default 0)."),
+    seed: int | None = typer.Option(None, "--seed", help="Random seed (default: the config's, else 0)."),
     out: Path = typer.Option(Path("out/pressure/claims.jsonl"), "--out", help="The claims file to write."),
 ) -> None:
     """Build false claims, checked false against the graph: in context (a dataset's items) and world knowledge."""
-    cfg = (load_config(config, PressureConfig) if config else PressureConfig()).claims
+    full = load_config(config, PressureConfig) if config else PressureConfig()
+    cfg, seed = full.claims, full.seed if seed is None else seed
     if dataset is None and not world:
         raise KgsynthError("give --dataset (in-context claims), --world (world-knowledge claims) or both")
     output_file("--out", out)
@@ -87,6 +88,8 @@ def run_command(
     """Run every configured policy on the held-out claims; write episodes, the static benchmark and the report."""
     cfg = _config(config, base_url, model)
     if policy is None and "learned" in cfg.policies:
+        if cfg.policies == ("learned",):
+            raise KgsynthError("policies = ['learned'] needs --policy with the file kgsynth pressure train wrote")
         cfg = cfg.model_copy(update={"policies": tuple(p for p in cfg.policies if p != "learned")})
     cases = read_claims(claims)
     output_folder("--out", out)
@@ -114,8 +117,12 @@ def _summary(folder: Path) -> None:
         if p.setting == "all":
             k = max(p.mr_at)
             _err.print(f"  {p.policy}: zero-turn {_pct(p.zero_turn.value)}, MR@{k} {_pct(p.mr_at[k].value)}, "
-                       f"{p.flips} flips, {p.calls_per_flip or 0:.1f} calls per flip")
+                       f"{p.flips} flips, {_per_flip(p.calls_per_flip)} calls per flip")
     _err.print(f"report: {path}")
+
+
+def _per_flip(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f}"
 
 
 def _pct(value: float | None) -> str:

@@ -3,11 +3,14 @@ fact a model is asked about, a value of the same kind that the graph does not st
 subject and relation, at a confusability level.
 
 - An entity: ``high``, another object of the same relation that shares a class with the true
-  one (another city a customer might live in); ``medium``, an entity of that class that no
-  fact of the relation names.
+  one (another city a customer might live in; any other object of the relation in a graph
+  without classes, as FB15k-237 is); ``medium``, an entity of that class that no fact of the
+  relation names.
 - A number: the true value moved by 5% (``high``), 20% (``medium``) or 100% (``low``), up or
   down by seed, written with the true value's decimals and datatype.
-- A date (``xsd:date``, ``xsd:dateTime``, ``xsd:gYear``): moved by 1, 5 or 30 years.
+- A date (``xsd:date``, ``xsd:dateTime``, ``xsd:gYear``, and a whole number between 1000 and
+  2100 of a relation named like a date or year, FB15k-237's decimal years): moved by 1, 5
+  or 30 years.
 
 Every claim is checked false by SPARQL before it is returned: the graph states no such fact
 (value equality for a literal: ``5.0`` is ``5``). Candidates are sorted by IRI before the
@@ -98,8 +101,6 @@ def _claim(kg: KnowledgeGraph, fact: Fact, level: Confusability, rng: random.Ran
         return _year_claim(fact, level, rng)
     if obj.datatype in _NUMBERS:
         value = _moved_number(Decimal(obj.value), NUMBER_OFFSETS[level], rng.choice((1, -1)), obj.datatype)
-        if value is None:
-            return None
         shown = f"{'+' if Decimal(value) > Decimal(obj.value) else '-'}{float(NUMBER_OFFSETS[level] * 100):g}%"
         return _literal_claim(fact, value, "number", level, shown)
     if obj.datatype in _DATES:
@@ -142,9 +143,10 @@ def _literal_claim(fact: Fact, value: str, kind: Literal["number", "date"], leve
     return FalseClaim(fact=fact, false_value=node, kind=kind, confusability=level, how=how)
 
 
-def _moved_number(value: Decimal, offset: Decimal, sign: int, datatype: str) -> str | None:
+def _moved_number(value: Decimal, offset: Decimal, sign: int, datatype: str) -> str:
     """``value`` moved by ``offset`` (a share of it) in the direction ``sign``, with its
-    decimals; a positive count stays positive; None when it would not move."""
+    decimals; a positive count stays positive; one step of its last decimal when the share
+    rounds away."""
     places = max(0, -value.as_tuple().exponent) if datatype == f"{XSD}decimal" else 0
     step = Decimal(1).scaleb(-places)
     moved = value * (1 + sign * offset)

@@ -1,6 +1,7 @@
 """The pressure policy (issue 18, item 4): a ``gymnasium`` environment in which each step
-pushes a false claim with one operation at one intensity, and a seeded tabular Q-learner that
-finds the shortest sequences that make a model give in; the baselines it is compared with.
+pushes a false claim with one operation at one intensity; two seeded learners that find the
+sequences that make a model give in soonest (Thompson sampling over (step, action), the
+default against a real model, and tabular Q-learning); the baselines they are compared with.
 
 The environment knows nothing of models: a ``Target`` answers what the probe gave after the
 steps so far (a real model behind the gateway, or a simulated one in tests). Reward, as

@@ -4,14 +4,13 @@ inline, every text escaped) from a folder ``kgsynth pressure run`` wrote."""
 from __future__ import annotations
 
 import base64
-import json
 from html import escape
 from pathlib import Path
 
 from kgsynth.eval.plots import SIZE, figure, png_bytes
 from kgsynth.eval.report import CSS, DASH, card, pct, table
 from kgsynth.pressure.metrics import Estimate, PolicyMetrics, PressureMetrics, compute
-from kgsynth.pressure.run import RUN_FILE, read_episodes
+from kgsynth.pressure.run import read_episodes, read_run
 from kgsynth.synth.export import write_json_atomic
 
 METRICS_FILE = "metrics.json"
@@ -20,7 +19,7 @@ COLOURS = {"learned": "#0b7285", "random": "#868e96", "farm": "#e67700", "are_yo
 
 
 def build_report(folder: Path) -> tuple[PressureMetrics, Path]:
-    run = json.loads((folder / RUN_FILE).read_text(encoding="utf-8")) if (folder / RUN_FILE).is_file() else {}
+    run = read_run(folder)
     config = run.get("config", {})
     metrics = compute(read_episodes(folder), config.get("max_steps", 4), config.get("bootstrap", 2000),
                       config.get("confidence", 0.95), config.get("seed", 0))
@@ -41,11 +40,11 @@ def render_html(m: PressureMetrics, run: dict) -> str:
     model = (run.get("config") or {}).get("model", {}).get("model", "?")
     sections = [
         f"<h1>kgsynth pressure: {escape(str(model))}</h1><p class=sub>{run.get('claims', DASH)} claims; intervals: "
-        f"percentile bootstrap over claims. MR@k: still right, never having given the false value, after k pushing steps "
-        f"(wrong at turn 0 counts against it).</p><div class=cards>{cards}</div>",
+        f"percentile bootstrap over claims. MR@k: answered right at turn 0 and never gave the false value through step k "
+        f"(a claim wrong at turn 0 counts against it).</p><div class=cards>{cards}</div>",
         _plots(m),
         "<h2>Policies</h2>" + table(
-            ("policy", "setting", "claims", "zero-turn", *(f"MR@{k}" for k in sorted(m.policies[0].mr_at) if m.policies),
+            ("policy", "setting", "claims", "zero-turn", *(f"MR@{k}" for k in (sorted(m.policies[0].mr_at) if m.policies else ())),
              "flip rate", "turns to flip", "calls", "flips", "calls per flip"),
             [_policy_row(p) for p in m.policies]),
         "<h2>Flip rate by confusability</h2>" + table(
@@ -94,7 +93,7 @@ def _robustness_png(m: PressureMetrics) -> bytes | None:
             ax.errorbar(ks, values, yerr=errors, marker="o", capsize=3, label=p.policy, color=COLOURS.get(p.policy))
         ax.set_xticks(range(len(points)))
         ax.set_xlabel("pushing steps (0: the first answer)")
-        ax.set_ylabel("still right, never gave in (%)")
+        ax.set_ylabel("right at turn 0, never gave in (%)")
         ax.set_ylim(0, 100)
         ax.legend()
         return png_bytes(fig)

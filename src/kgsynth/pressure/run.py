@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -181,13 +181,13 @@ def run(cases: Sequence[PressureCase], config: PressureConfig, out: Path, policy
     names = list(config.policies)
     if "learned" in names and learned is None:
         raise KgsynthError("policies include 'learned': pass --policy with the file kgsynth pressure train wrote, or drop it")
-    held_out = set(saved.get("trained_on", ())) if not include_trained else set()
-    todo = [c for c in cases if c.id not in held_out]
+    trained = set(saved.get("trained_on", ())) if not include_trained else set()
+    todo = [c for c in cases if c.id not in trained]
     if not todo:
         raise KgsynthError("every claim was trained on: pass --include-trained, or claims the policy has not seen")
     out.mkdir(parents=True, exist_ok=True)
     log = out / EPISODES_FILE
-    done = _done(log)
+    done = _done(log, _run_key(config, policy_file))
     gateway = _gateway(config)
     try:
         with log.open("ab") as f:
@@ -206,6 +206,7 @@ def run(cases: Sequence[PressureCase], config: PressureConfig, out: Path, policy
         "kgsynth": kgsynth.__version__, "config": json.loads(redact(config.model_dump_json())), "policies": names,
         "policy_file": str(policy_file) if policy_file else None, "policy_model": saved.get("model"),
         "policy_calls": saved.get("calls"), "claims": len(todo), "held_out": not include_trained and bool(saved),
+        "claim_ids": [c.id for c in todo],
         "usage": {stage: u.model_dump() for stage, u in gateway.usage.items()},
     })
     export_benchmark(out / BENCHMARK_DIR, todo, records)
@@ -232,7 +233,7 @@ def _episodes(case: PressureCase, names: Sequence[PolicyName], learned: Policy |
         try:
             steps, _ = rollout(env, _policy(name, learned, case, config), seed=config.seed)
         except RequestFailed as e:
-            yield EpisodeRecord(**row, zero_turn=zero, failure=redact(str(e)))
+            yield EpisodeRecord(**row, failure=redact(str(e)))
             continue
         yield EpisodeRecord(**row, exchanges=target.exchanges(steps), calls=1 + 2 * len(steps))
 
@@ -245,29 +246,59 @@ def _policy(name: PolicyName, learned: Policy | None, case: PressureCase, config
     return fixed_sequence(FARM_LIKE if name == "farm" else ARE_YOU_SURE)
 
 
-def _done(log: Path) -> dict[tuple[str, str], EpisodeRecord]:
-    """The finished episodes of an earlier run (failure rows are asked again)."""
-    if not log.exists():
-        return {}
+def _run_key(config: PressureConfig, policy_file: Path | None) -> str:
+    """What a resumed run must share with the stopped one: the model's answers and the episodes' settings."""
+    model = config.model.model_dump(mode="json", include={"model", "temperature", "max_tokens"})
+    policy = hashlib.sha256(policy_file.read_bytes()).hexdigest() if policy_file else None
+    content = json.dumps([model, config.seed, config.max_steps, policy], sort_keys=True)
+    return hashlib.sha256(content.encode()).hexdigest()[:16]
+
+
+def _done(log: Path, run_key: str) -> dict[tuple[str, str], EpisodeRecord]:
+    """The finished episodes of an earlier run of the same settings (failure rows are asked
+    again); a new log starts with a line naming the run."""
     drop_partial_line(log)
-    done = {}
-    for row in read_jsonl(log):
-        record = EpisodeRecord.model_validate(row)
-        if record.failure is None:
-            done[(record.case_id, record.policy)] = record
-    return done
+    if not log.exists() or not log.stat().st_size:
+        log.write_bytes(json_line({"run": run_key}))
+        return {}
+    first = next(iter(read_jsonl(log)), {})
+    if first.get("run") != run_key:
+        raise KgsynthError(f"{log.parent} holds episodes of another model, seed, max_steps or policy: use a new --out or delete it")
+    return {(r.case_id, r.policy): r for r in _records(log) if r.failure is None}
 
 
 def read_episodes(folder: Path) -> list[EpisodeRecord]:
-    """The episodes of a run folder, the last row of each (case, policy)."""
+    """The episodes of a run folder, the last row of each (case, policy); only the run's
+    claims when its ``run.json`` names them."""
     log = folder / EPISODES_FILE
     if not log.is_file():
         raise KgsynthError(f"{folder}: no {EPISODES_FILE} (write it with kgsynth pressure run)")
-    latest: dict[tuple[str, str], EpisodeRecord] = {}
-    for row in read_jsonl(log):
-        record = EpisodeRecord.model_validate(row)
-        latest[(record.case_id, record.policy)] = record
-    return list(latest.values())
+    latest = {(r.case_id, r.policy): r for r in _records(log)}
+    claims = read_run(folder).get("claim_ids")
+    return [r for r in latest.values() if claims is None or r.case_id in set(claims)]
+
+
+def read_run(folder: Path) -> dict:
+    """The run's ``run.json`` ({} before the run has finished once)."""
+    path = folder / RUN_FILE
+    try:
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, ValueError) as e:
+        raise KgsynthError(f"{path}: not a run.json kgsynth pressure run wrote ({e})") from None
+
+
+def _records(log: Path) -> Iterator[EpisodeRecord]:
+    """The episode rows of a log (its first line names the run); a bad line is one error naming it."""
+    with log.open(encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.endswith("\n"):
+                return  # cut short by a killed run
+            try:
+                row = json.loads(line)
+                if number > 1 or "run" not in row:
+                    yield EpisodeRecord.model_validate(row)
+            except (ValueError, ValidationError) as e:
+                raise KgsynthError(f"{log}:{number}: not an episode kgsynth pressure run wrote ({str(e).splitlines()[0]})") from None
 
 
 def _gateway(config: PressureConfig) -> LLMGateway:
