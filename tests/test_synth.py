@@ -334,11 +334,13 @@ def test_config_loads_toml_and_yaml(tmp_path):
 def test_every_shipped_config_validates():
     from kgsynth.eval.config import EvalConfig
     from kgsynth.ingest import IngestConfig
+    from kgsynth.pressure.config import PressureConfig
 
+    schemas = {"eval_": EvalConfig, "ingest": IngestConfig, "pressure_": PressureConfig}  # by file-name prefix; else synth
     paths = sorted((ROOT / "configs").glob("*.toml"))
-    assert any(p.name.startswith("eval_") for p in paths) and any(p.name.startswith("ingest") for p in paths)
+    assert all(any(p.name.startswith(prefix) for p in paths) for prefix in schemas)
     for path in paths:
-        schema = EvalConfig if path.name.startswith("eval_") else IngestConfig if path.name.startswith("ingest") else SynthConfig
+        schema = next((s for prefix, s in schemas.items() if path.name.startswith(prefix)), SynthConfig)
         load_config(path, schema)
 
 
