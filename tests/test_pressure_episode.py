@@ -5,8 +5,11 @@ episodes are in test_pressure_local.py."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
+from conftest import kill_when_logged
 from llm_fault_injector import FaultInjectingServer
 
 from kgsynth.errors import KgsynthError
@@ -226,3 +229,23 @@ def test_a_report_of_a_run_with_no_episode_is_written(tmp_path):
     (tmp_path / EPISODES_FILE).write_text('{"run": "x"}\n')
     metrics, path = build_report(tmp_path)
     assert metrics.policies == [] and path.is_file()
+
+
+def test_a_killed_run_resumes_and_asks_no_episode_twice(tmp_path):
+    cases = [_case(f"c{i}") for i in range(12)]
+    write_claims(cases, tmp_path / "claims.jsonl")
+    with FaultInjectingServer(_holds_out_to_the_injector) as server:
+        config = _config(server, tmp_path / "cache.sqlite", policies=("farm", "are_you_sure"))
+        clean = run(cases, config, tmp_path / "clean")
+        clean_requests = len(server.requests)
+        (tmp_path / "p.yaml").write_text(config.model_copy(update={"model": config.model.model_copy(
+            update={"cache": str(tmp_path / "cold.sqlite")})}).model_dump_json())  # JSON is YAML; a cold cache
+        command = [sys.executable, "-m", "kgsynth.cli", "pressure", "run", "--claims", str(tmp_path / "claims.jsonl"),
+                   "--config", str(tmp_path / "p.yaml"), "--out", str(tmp_path / "out")]
+        env = kill_when_logged(command, tmp_path / "out" / EPISODES_FILE, b"\n", 8)
+        first = len(server.requests) - clean_requests
+        assert 0 < first < clean_requests  # killed mid-run
+        subprocess.run(command, env=env, check=True, capture_output=True)
+        # the resumed run asks only the claims whose episodes were not logged (a claim cut mid-way is asked again)
+        assert len(server.requests) - clean_requests - first <= clean_requests - first + 5
+    assert [r.model_dump() for r in read_episodes(tmp_path / "out")] == [r.model_dump() for r in clean]
