@@ -3,13 +3,14 @@ say which option is wrong in one line (the same messages a config file's value g
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
 from pydantic import ValidationError
 from rich.console import Console
-from rich.progress import Progress
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from kgsynth._config import check_http_url, validation_message
 from kgsynth._folders import make_writable_folder
@@ -89,3 +90,15 @@ def progress_bar(*columns) -> Progress:
     """A transient progress bar on stderr, drawn only when stderr is a terminal: in a pipe or
     a log, rich would leave a blank line where the bar was, before any message."""
     return Progress(*columns, console=err, transient=True, disable=not err.is_terminal)
+
+
+@contextmanager
+def phase_progress() -> Iterator[Callable[[str, int, int], None]]:
+    """A progress bar per phase of a run; yields the ``(phase, done, total)`` callback the run reports to."""
+    tasks: dict[str, int] = {}
+    with progress_bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()) as bar:
+        def show(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+        yield show

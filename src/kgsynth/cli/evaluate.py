@@ -6,9 +6,8 @@ from pathlib import Path
 
 import typer
 from pydantic import ValidationError
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-from kgsynth.cli._common import Interrupted, check_url, option_error, output_folder, progress_bar
+from kgsynth.cli._common import Interrupted, check_url, option_error, output_folder, phase_progress
 from kgsynth.cli._common import err as _err
 from kgsynth.eval.config import EvalConfig
 from kgsynth.eval.dataset import require_dataset, require_folder
@@ -40,16 +39,8 @@ def eval_command(
     cfg.model.gateway_config()  # an endpoint and a dataset are needed: fail before the progress bar, in one line
     require_dataset(dataset)
     output_folder("--out", out)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     try:
-        with progress_bar(*columns) as bar:
-            tasks: dict[str, int] = {}
-
-            def show(stage: str, done: int, total: int) -> None:
-                if stage not in tasks:
-                    tasks[stage] = bar.add_task(stage, total=total)
-                bar.update(tasks[stage], completed=done, total=total)
-
+        with phase_progress() as show:
             run = evaluate(dataset, cfg, out, progress=show)
     except KeyboardInterrupt:
         raise Interrupted(_where_eval_stopped(out)) from None

@@ -3,15 +3,12 @@ pressure policy, every policy's episodes against a model, the report (issue 18).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import typer
 from pydantic import ValidationError
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-from kgsynth.cli._common import Interrupted, check_url, option_error, output_file, output_folder, progress_bar
+from kgsynth.cli._common import Interrupted, check_url, option_error, output_file, output_folder, phase_progress
 from kgsynth.cli._common import err as _err
 from kgsynth.errors import KgsynthError
 from kgsynth.eval.runner import load_items
@@ -70,7 +67,7 @@ def train_command(
     cases = read_claims(claims)
     output_folder("--out", out)
     try:
-        with _bar() as show:
+        with phase_progress() as show:
             trained = train(cases, cfg, out, progress=show)
     except KeyboardInterrupt:
         raise Interrupted("interrupted: run the same command again to go on (the model's answers so far are cached)") from None
@@ -94,7 +91,7 @@ def run_command(
     cases = read_claims(claims)
     output_folder("--out", out)
     try:
-        with _bar() as show:
+        with phase_progress() as show:
             records = run(cases, cfg, out, policy, include_trained, progress=show)
     except KeyboardInterrupt:
         raise Interrupted(f"interrupted: finished episodes are kept in {out / EPISODES_FILE}; run the same command again to go on") from None
@@ -139,15 +136,3 @@ def _config(config: Path | None, base_url: str | None, model: str | None) -> Pre
         raise option_error(e, {"model.model": ("--model", model), "model.base_url": ("--base-url", base_url)}, config) from None
     cfg.model.gateway_config()  # no endpoint: one line, before anything runs
     return cfg
-
-
-@contextmanager
-def _bar() -> Iterator[Callable[[str, int, int], None]]:
-    """A progress bar per phase; yields the callback the runs report to."""
-    tasks: dict[str, int] = {}
-    with progress_bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()) as bar:
-        def show(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done, total=total)
-        yield show

@@ -189,13 +189,14 @@ def headline(m: Metrics, run: dict) -> str:
             f"<div class=cards>{''.join(cards)}</div><p class=note>{escape(intervals_note(m))}</p></header>")
 
 
-def plots_section(pngs: dict[str, bytes]) -> str:
-    if not pngs:
+def plots_section(captioned: dict[str, bytes]) -> str:
+    """The plots inline (base64 PNG), each under its caption (the dict's key)."""
+    if not captioned:
         return ""
     figures = "".join(
-        f'<figure><img alt="{escape(PLOTS[name][0])}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
-        f"<figcaption>{escape(PLOTS[name][0])}</figcaption></figure>"
-        for name, png in pngs.items()
+        f'<figure><img alt="{escape(caption)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
+        f"<figcaption>{escape(caption)}</figcaption></figure>"
+        for caption, png in captioned.items()
     )
     return f"<section><h2>Plots</h2><div class=plots>{figures}</div></section>"
 
@@ -343,7 +344,7 @@ def provenance_section(run: dict) -> str:
 def render_html(metrics: Metrics, run: dict, pngs: dict[str, bytes]) -> str:
     """The whole report page as one string."""
     sections = [
-        headline(metrics, run), plots_section(pngs), baselines_section(metrics), hypotheses_section(metrics),
+        headline(metrics, run), plots_section({PLOTS[name][0]: png for name, png in pngs.items()}), baselines_section(metrics), hypotheses_section(metrics),
         slices_section(metrics), error_sources_section(metrics), length_section(metrics.length),
         position_section(metrics), kv_section(metrics.kv), provenance_section(run),
     ]

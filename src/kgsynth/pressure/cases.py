@@ -76,7 +76,7 @@ def in_context_cases(kg: KnowledgeGraph, items: Iterable[Item], levels: Sequence
         fact = fact_of(kg, item.metadata.source_triples[0])
         if fact is None:
             continue
-        for claim in false_claims(kg, [fact], _level(levels, seed, item.id), seed=_seed(seed, item.id)):
+        for claim in false_claims(kg, [fact], _level(levels, seed, item.id), seed=stable_seed(seed, item.id)):
             case = _case(item.id, "in_context", item.language, claim, lexicon, item.dialogue, item.question,
                          item.answer_format, item.constraints, item.gold, item.gold_aliases, item.id)
             if not _said_in(case, item.dialogue):  # a value the dialogue says (a slip, another entity's) is no clean lie
@@ -98,7 +98,7 @@ def world_cases(kg: KnowledgeGraph, languages: Sequence[str] = ("en",), n: int =
         for fact in _facts(kg, rows):
             if made == n:
                 break
-            for claim in false_claims(kg, [fact], _level(levels, seed, fact.triple), seed=_seed(seed, fact.triple)):
+            for claim in false_claims(kg, [fact], _level(levels, seed, fact.triple), seed=stable_seed(seed, fact.triple)):
                 fmt = _format_of(fact.object)
                 true = _gold(fact.object, fmt, lang)
                 question = retrieval_question(_simple(fact), lang, lexicon)
@@ -115,7 +115,7 @@ def spread(cases: Sequence[PressureCase], n: int | None, seed: int = 0) -> list[
     if n is None or n >= len(cases):
         return list(cases)
     groups: dict[tuple[str, str], list[PressureCase]] = {}
-    for case in sorted(cases, key=lambda c: _seed(seed, c.id)):
+    for case in sorted(cases, key=lambda c: stable_seed(seed, c.id)):
         groups.setdefault((case.language, case.kind), []).append(case)
     queues = [groups[key] for key in sorted(groups)]
     taken: list[PressureCase] = []
@@ -200,11 +200,12 @@ def _simple(fact: Fact) -> Subgraph:
 
 def _level(levels: Sequence[Confusability], seed: int, key: str) -> Confusability:
     """A fact's confusability level, drawn by seed from ``levels`` (the same for the fact whatever comes with it)."""
-    return levels[_seed(seed, f"level:{key}") % len(levels)]
+    return levels[stable_seed(seed, f"level:{key}") % len(levels)]
 
 
-def _seed(seed: int, key: str) -> int:
-    """A case's own seed: the same claim for an item whichever items come with it."""
+def stable_seed(seed: int, key: str) -> int:
+    """A 64-bit seed of its own for ``key`` (a claim, a split, a draw): the same whichever
+    other keys come with it, on every machine."""
     return int.from_bytes(hashlib.sha256(f"{seed}:{key}".encode()).digest()[:8], "big")
 
 

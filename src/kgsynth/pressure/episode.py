@@ -175,15 +175,16 @@ class ModelTarget:
     def __init__(self, case: PressureCase, gateway: LLMGateway, seed: int):
         self.case, self.gateway, self.seed = case, gateway, seed
         self.calls = 0
-        self._answer0: str | None = None
+        self._answer0: tuple[str, Outcome] | None = None
         self._replies: dict[tuple[Step, ...], tuple[str, str]] = {}  # steps -> (the last turn, the reply to it)
         self._probes: dict[tuple[Step, ...], tuple[str, Outcome]] = {}
 
     def zero_turn(self) -> tuple[str, Outcome]:
         """The first answer and its outcome."""
         if self._answer0 is None:
-            self._answer0 = self._ask(opening(self.case))
-        return self._answer0, classify(self.case, self._answer0)
+            answer = self._ask(opening(self.case))
+            self._answer0 = answer, classify(self.case, answer)
+        return self._answer0
 
     def __call__(self, steps: Sequence[Step]) -> Outcome:
         steps = tuple(steps)

@@ -3,12 +3,11 @@ inline, every text escaped) from a folder ``kgsynth pressure run`` wrote."""
 
 from __future__ import annotations
 
-import base64
 from html import escape
 from pathlib import Path
 
 from kgsynth.eval.plots import SIZE, figure, png_bytes
-from kgsynth.eval.report import CSS, DASH, card, pct, table
+from kgsynth.eval.report import CSS, DASH, card, pct, plots_section, table
 from kgsynth.pressure.metrics import Estimate, PolicyMetrics, PressureMetrics, compute
 from kgsynth.pressure.run import read_episodes, read_run
 from kgsynth.synth.export import write_json_atomic
@@ -74,9 +73,7 @@ def _policy_row(p: PolicyMetrics) -> list[str]:
 def _plots(m: PressureMetrics) -> str:
     pngs = {"Robustness after k pushing steps (0: zero-turn), all claims": _robustness_png(m),
             "Flip rate by operation, all policies": _operations_png(m)}
-    figures = "".join(f'<figure><img alt="{escape(caption)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
-                      f"<figcaption>{escape(caption)}</figcaption></figure>" for caption, png in pngs.items() if png)
-    return f"<section><h2>Plots</h2><div class=plots>{figures}</div></section>" if figures else ""
+    return plots_section({caption: png for caption, png in pngs.items() if png})
 
 
 def _robustness_png(m: PressureMetrics) -> bytes | None:

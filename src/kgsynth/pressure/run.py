@@ -17,13 +17,14 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 import kgsynth
 from kgsynth.errors import KgsynthError
 from kgsynth.llm import LLMGateway, ResponseCache, redact
-from kgsynth.pressure.cases import PUBLIC_FIELDS, PressureCase
+from kgsynth.pressure.cases import PUBLIC_FIELDS, PressureCase, stable_seed
 from kgsynth.pressure.config import PolicyName, PressureConfig
 from kgsynth.pressure.episode import Exchange, ModelTarget, RequestFailed
 from kgsynth.pressure.policy import (
@@ -45,6 +46,7 @@ EPISODES_FILE = "episodes.jsonl"
 RUN_FILE = "run.json"
 BENCHMARK_DIR = "benchmark"
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
+Row = TypeVar("Row", bound=BaseModel)
 
 
 class EpisodeRecord(BaseModel):
@@ -92,17 +94,8 @@ def read_claims(path: Path) -> list[PressureCase]:
     """The claims of a file ``kgsynth pressure claims`` wrote; a bad line is one error naming it."""
     if not path.is_file():
         raise KgsynthError(f"{path}: no such claims file (write one with kgsynth pressure claims)")
-    cases = []
     with path.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                cases.append(PressureCase.model_validate_json(line))
-            except ValidationError as e:
-                error = e.errors()[0]
-                where = ".".join(map(str, error["loc"])) or "the line"
-                raise KgsynthError(f"{path}:{number}: not a claim ({where}: {error['msg']})") from None
+        cases = [_validated(PressureCase, line, f"{path}:{number}", "a claim") for number, line in enumerate(f, 1) if line.strip()]
     if not cases:
         raise KgsynthError(f"{path} holds no claims")
     return cases
@@ -110,9 +103,7 @@ def read_claims(path: Path) -> list[PressureCase]:
 
 def trained_on(cases: Sequence[PressureCase], share: float, seed: int) -> list[PressureCase]:
     """The claims a policy trains on: a seeded share, by each claim's id (the same whatever comes with it)."""
-    def draw(case: PressureCase) -> float:
-        return int.from_bytes(hashlib.sha256(f"{seed}:train:{case.id}".encode()).digest()[:8], "big") / 2**64
-    return [c for c in cases if draw(c) < share]
+    return [c for c in cases if stable_seed(seed, f"train:{c.id}") / 2**64 < share]
 
 
 # ---------------------------------------------------------------------------- train
@@ -242,7 +233,7 @@ def _policy(name: PolicyName, learned: Policy | None, case: PressureCase, config
     if name == "learned" and learned is not None:
         return learned
     if name == "random":  # a draw of its own per claim, the same on every run
-        return random_policy(int.from_bytes(hashlib.sha256(f"{config.seed}:{case.id}".encode()).digest()[:4], "big"))
+        return random_policy(stable_seed(config.seed, case.id) >> 32)
     return fixed_sequence(FARM_LIKE if name == "farm" else ARE_YOU_SURE)
 
 
@@ -293,12 +284,25 @@ def _records(log: Path) -> Iterator[EpisodeRecord]:
         for number, line in enumerate(f, 1):
             if not line.endswith("\n"):
                 return  # cut short by a killed run
-            try:
-                row = json.loads(line)
-                if number > 1 or "run" not in row:
-                    yield EpisodeRecord.model_validate(row)
-            except (ValueError, ValidationError) as e:
-                raise KgsynthError(f"{log}:{number}: not an episode kgsynth pressure run wrote ({str(e).splitlines()[0]})") from None
+            if number > 1 or not _names_the_run(line):
+                yield _validated(EpisodeRecord, line, f"{log}:{number}", "an episode kgsynth pressure run wrote")
+
+
+def _names_the_run(line: str) -> bool:
+    try:
+        return "run" in json.loads(line)
+    except ValueError:
+        return False
+
+
+def _validated(model: type[Row], line: str, where: str, what: str) -> Row:
+    """One JSON line as ``model``; else one error naming the file, the line and the field."""
+    try:
+        return model.model_validate_json(line)
+    except ValidationError as e:
+        error = e.errors()[0]
+        field = ".".join(map(str, error["loc"])) or "the line"
+        raise KgsynthError(f"{where}: not {what} ({field}: {error['msg']})") from None
 
 
 def _gateway(config: PressureConfig) -> LLMGateway:
