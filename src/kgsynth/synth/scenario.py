@@ -276,8 +276,6 @@ class ScenarioBuilder:
             scenarios = self._rule_scenarios(subgraph)
         else:
             scenarios = self._retrieval_scenarios(subgraph)
-        if self.sources:
-            scenarios = (s.model_copy(update={"sources": self._sources_of(s)}) for s in scenarios)
         if not world:
             yield from scenarios
             return
@@ -290,8 +288,10 @@ class ScenarioBuilder:
         if dropped:
             self.world_skipped[subgraph.shape.value] += 1
 
-    def _sources_of(self, scenario: Scenario) -> tuple[str, ...]:
-        return tuple(sorted({source for f in scenario.facts for source in self.sources.get(f.triple, ())}))
+    def _sources_of(self, facts: tuple[Fact, ...]) -> tuple[str, ...]:
+        if not self.sources:
+            return ()
+        return tuple(sorted({source for f in facts for source in self.sources.get(f.triple, ())}))
 
     def world_answerable(self, subgraph: Subgraph) -> bool:
         """Whether a model can answer the subgraph's question from world knowledge alone:
@@ -341,7 +341,7 @@ class ScenarioBuilder:
                 entity_class=entity_class, facts=facts, rule=rule, topic=topic, question=question, wording=words,
                 constraints=constraints, gold=gold, gold_aliases=aliases, answer_in_dialogue=answer_in_dialogue,
                 steps=outcome.steps, branch=branch, boundary=outcome.boundary, hidden=_bridges(facts, entity),
-                world_knowledge=False,
+                world_knowledge=False, sources=self._sources_of(facts),
             )
             for level in levels:
                 yield _scenario(self._rule_cell(rule, level.difficulty, fmt), level, keys, shared)
@@ -462,7 +462,7 @@ class ScenarioBuilder:
             facts=facts, rule=None, topic={lang: shape.value for lang in self.languages}, question=question,
             wording=words, constraints=constraints, gold=gold, gold_aliases=aliases, answer_in_dialogue=True, steps=(),
             branch="", boundary=False, hidden=subgraph.hidden if shape in (Shape.multihop, Shape.multihop_set) else (),
-            world_knowledge=False,
+            world_knowledge=False, sources=self._sources_of(facts),
         )
         for level in _difficulties(_retrieval_reasoning(subgraph), facts, entity, False, name_piece):
             yield _scenario(self._retrieval_cell(shape, level.difficulty, fmt), level, keys, shared)
