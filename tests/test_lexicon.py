@@ -152,6 +152,8 @@ def _fact(kg: KnowledgeGraph, subject: str, relation: str, obj: Node) -> Fact:
     ("банковская карта", ("карта «Сокол Банк» *1", "карты «Сокол Банк» *1"), "ru", True),
     ("бронирование гостиницы", ("бронирование BK-1", "бронирования BK-1"), "ru", True),
     ("сотрудник", ("Андрей Захаров", "Андрея Захарова"), "ru", False),
+    ("гостиница", ("отель «Аврора»", "отеля «Аврора»"), "ru", True),  # its kind in other words: never «гостиница отель …»
+    ("компания", ("Парус Страхование", "Паруса Страхование"), "ru", False),
 ])
 def test_a_name_that_says_its_class(cls, names, lang, said):
     assert class_in_name(cls, names, lang) is said
@@ -222,3 +224,24 @@ def test_an_english_common_noun_label_is_lower_case_inside_a_sentence(demo_kg, l
     labels = demo_kg.labels([node_iri])[node_iri]
     node = Node.from_term(node_iri, demo_kg.pick_label(node_iri, labels), labels)
     assert Lexicon(demo_kg).name(node, "en") == said
+
+
+@pytest.mark.parametrize(("local", "subject", "value"), [
+    ("product-rain-jacket", "the rain jacket", "rain jacket"),  # "the price of the rain jacket"; "the item is rain jacket"
+    ("city-moscow", "Moscow", "Moscow"),
+    ("store-pine", "the Pine store", "the Pine store"),
+])
+def test_an_english_common_noun_takes_the_where_a_sentence_speaks_of_it(demo_kg, local, subject, value):
+    lexicon = Lexicon(demo_kg)
+    node = _node(demo_kg, EX + local)
+    assert lexicon.referent(node, "en") == subject
+    assert lexicon.name(node, "en") == value
+    assert lexicon.referent(node, "ru") == lexicon.name(node, "ru")
+
+
+def test_a_question_about_a_common_noun_entity_names_it_with_the(demo_kg):
+    price = Node.from_term(ox.Literal("5990", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#decimal")), "5990", {})
+    fact = _fact(demo_kg, "product-rain-jacket", "price", price)
+    assert _English(Lexicon(demo_kg)).of(fact, fact.subject) == "the price of the rain jacket"
+    words = wording(Lexicon(demo_kg), fact.subject, None, (fact,), "en")
+    assert words.entity.name == "the rain jacket" and words.facts[0].noun_of == "price of the rain jacket"

@@ -173,6 +173,15 @@ class Lexicon:
             names[lang, case] = self._entity_name(node, lang, case)
         return names[lang, case]
 
+    def referent(self, node: Node, lang: str, case: str = "nomn") -> str:
+        """How a sentence names ``node`` as what it speaks of (a subject, the dialogue's topic):
+        :meth:`name`, with "the" before an English common noun ("the article number of the
+        detective novel"), which a value leaves bare ("the category is books")."""
+        name = self.name(node, lang, case)
+        if lang == "en" and node.kind == "iri" and name[:1].islower() and not name.startswith("the "):
+            return f"the {name}"
+        return name
+
     def _entity_name(self, node: Node, lang: str, case: str) -> str:
         label = node.label_in(lang)
         if lang == "en":
@@ -321,14 +330,14 @@ class Wording(BaseModel):
 
 
 def naming(subject: Node | str, lang: str, lexicon: Lexicon) -> Callable[[str], str]:
-    """How a sentence names ``subject`` in a case: an entity through the lexicon, a noun
+    """How a sentence names ``subject`` in a case: an entity as its referent, a noun
     phrase in the nominative (a multi-hop bridge: "the hotel of Booking BK-1") declined by its head."""
     if isinstance(subject, Node):
         said: dict[str, str] = {}  # one name, asked in a case or two, often twice
 
         def name(case: str) -> str:
             if case not in said:
-                said[case] = lexicon.name(subject, lang, case)
+                said[case] = lexicon.referent(subject, lang, case)
             return said[case]
         return name
     return lambda case: morph.decline(subject, case) if lang == "ru" else subject
@@ -352,7 +361,7 @@ _CASES = ("gent", "datv", "accs")
 
 def wording(lexicon: Lexicon, entity: Node, entity_class: Node | None, facts, lang: str) -> Wording:
     """Everything the template verbaliser says about ``entity`` and ``facts`` in ``lang``."""
-    label = lexicon.name(entity, lang)
+    label = lexicon.referent(entity, lang)
     cls = entity_class.label_in(lang) if entity_class else None
     if cls and lang == "en" and not cls.isupper():
         cls = cls.lower()
@@ -368,10 +377,14 @@ def wording(lexicon: Lexicon, entity: Node, entity_class: Node | None, facts, la
 
 def class_in_name(cls: str, names: tuple[str, ...], lang: str) -> bool:
     """Whether a name already says its class: it holds the class's head word ("booking" of
-    "hotel booking" in "Booking BK-1"; «карта» of «банковская карта» in «карты «Сокол Банк» *1»)."""
+    "hotel booking" in "Booking BK-1"; «карта» of «банковская карта» in «карты «Сокол Банк» *1»),
+    or, in Russian, opens with a common noun before a quoted name, which says its kind in
+    other words («отель «Аврора»» of «гостиница»: «гостиница отель «Аврора»» says it twice)."""
     head = _class_head(cls, lang)
     if lang == "en":
         return any(has_word(name.casefold(), head) for name in names)
+    if " «" in names[0] and morph.starts_with_common_noun(names[0]):
+        return True
     return any(morph.lemma(word) == head for name in names for word in _WORD.findall(name))
 
 
@@ -479,5 +492,5 @@ def _yes_no_sentence(lexicon: Lexicon, fact, value: bool, noun: str, lang: str) 
     if given:
         return fill_subject(given, fact.subject, lang, lexicon)
     if lang == "en":
-        return f"{{s}} is {'' if value else 'not '}marked as “{noun}”".replace("{s}", lexicon.name(fact.subject, "en"))
+        return f"{{s}} is {'' if value else 'not '}marked as “{noun}”".replace("{s}", lexicon.referent(fact.subject, "en"))
     return f"У {lexicon.name(fact.subject, 'ru', 'gent')} {'' if value else 'не '}отмечено: «{noun}»"

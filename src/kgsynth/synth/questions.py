@@ -78,7 +78,7 @@ def rule_question(rule: Rule, entity: Node, lang: str, lexicon: Lexicon, facts: 
     def slot(match: re.Match) -> str:
         name, form = match.group(1), match.group(2) or "nomn"
         if name == "entity":
-            return lexicon.name(entity, lang, form)
+            return lexicon.referent(entity, lang, form)
         if name == "unit":
             return unit_words(rule.unit, lang)
         if name == "n":
@@ -296,7 +296,8 @@ class _English:
         """A member of the fan, without article: "employee whose department is <pivot>", "item of <pivot>"."""
         if chain.fan_inverse:
             inverse = self.inverse(chain.fan)
-            return f"{inverse} whose {self.of_inverse(chain.fan, inverse)} is {naming(pivot, 'en', self.lex)('nomn')}"
+            value = self.name(pivot) if isinstance(pivot, Node) else pivot
+            return f"{inverse} whose {self.of_inverse(chain.fan, inverse)} is {value}"
         return noun_of(self.noun(chain.fan), naming(pivot, "en", self.lex), "en")
 
     def shared_with(self, chain: FanChain) -> str:
