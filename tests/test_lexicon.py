@@ -4,16 +4,29 @@ names and noun phrases are declined right (worked examples checked by a Russian 
 
 from __future__ import annotations
 
+import random
 import re
 
 import pyoxigraph as ox
 import pytest
 from conftest import FB15K, ROOT
 
-from kgsynth.kg import KnowledgeGraph
+from kgsynth.kg import KnowledgeGraph, load_rules
 from kgsynth.queries import Fact, Node
 from kgsynth.synth import morph
-from kgsynth.synth.lexicon import Lexicon, class_in_name, english_noun, naming, noun_of, shortened, wording
+from kgsynth.synth.config import SynthConfig
+from kgsynth.synth.dialogue import _Writer
+from kgsynth.synth.lexicon import (
+    EntityWording,
+    Lexicon,
+    class_in_name,
+    english_noun,
+    naming,
+    noun_of,
+    shortened,
+    wording,
+)
+from kgsynth.synth.pipeline import plan_cells
 from kgsynth.synth.questions import _English, _Russian
 
 _PREPOSITIONS = {"in", "at", "by", "of", "for", "on", "to", "from", "with", "into"}
@@ -154,6 +167,7 @@ def _fact(kg: KnowledgeGraph, subject: str, relation: str, obj: Node) -> Fact:
     ("сотрудник", ("Андрей Захаров", "Андрея Захарова"), "ru", False),
     ("гостиница", ("отель «Аврора»", "отеля «Аврора»"), "ru", True),  # its kind in other words: never «гостиница отель …»
     ("компания", ("Парус Страхование", "Паруса Страхование"), "ru", False),
+    ("гостиница", ("новая «Аврора»",), "ru", False),  # an adjective before the quotes says no kind
 ])
 def test_a_name_that_says_its_class(cls, names, lang, said):
     assert class_in_name(cls, names, lang) is said
@@ -245,3 +259,22 @@ def test_a_question_about_a_common_noun_entity_names_it_with_the(demo_kg):
     assert _English(Lexicon(demo_kg)).of(fact, fact.subject) == "the price of the rain jacket"
     words = wording(Lexicon(demo_kg), fact.subject, None, (fact,), "en")
     assert words.entity.name == "the rain jacket" and words.facts[0].noun_of == "price of the rain jacket"
+
+
+def test_english_subjects_of_comparisons_and_shared_sets_take_the(demo_kg):
+    english = _English(Lexicon(demo_kg))
+    price = Node.from_term(ox.Literal("1", datatype=ox.NamedNode("http://www.w3.org/2001/XMLSchema#decimal")), "1", {})
+    jacket, pan = _fact(demo_kg, "product-rain-jacket", "price", price), _fact(demo_kg, "product-frying-pan", "price", price)
+    assert english.comparison(jacket, pan, later=False) == "Which has the greater price: the rain jacket or the frying pan?"
+
+
+def test_a_class_said_before_a_name_with_the_is_said_once(demo_kg):
+    """"the product frying pan", never "the product the frying pan" (nor "the department the Management board ...")."""
+    scenario = next(s for plan in plan_cells(demo_kg, SynthConfig(), load_rules(demo_kg)) for s in plan.scenarios
+                    if s.entity_class is not None)
+    entity = EntityWording(name="the frying pan", cls="product")
+    words = scenario.wording["en"].model_copy(update={"entity": entity})
+    scenario = scenario.model_copy(update={"wording": {**scenario.wording, "en": words}})
+    for seed in range(20):
+        said = _Writer(scenario, "en", random.Random(seed), ["x"] * len(scenario.facts))._introduction(True, True)
+        assert "the product frying pan" in said and "the the" not in said.casefold()

@@ -34,7 +34,8 @@ class AttributionFilter(ItemFilter):
         if scenario is None:
             return None
         entity = scenario.wording[item.language].entity
-        writings = {w.casefold() for w in (entity.name, *entity.cases.values())}
+        # the bare name ("frying pan") also finds "the frying pan" and the name as a value
+        writings = {w.casefold() for w in (entity.name.removeprefix("the "), *entity.cases.values())}
         topic = scenario.entity.value
         after_other = None  # the confusable turn the reader last met, until the topic is named again
         for i, turn in enumerate(item.dialogue):

@@ -563,8 +563,10 @@ class _Writer:
         else:
             kind = "class" if says_class else "name_again"
         cls = entity.cls or ""
+        # "the product frying pan", not "the product the frying pan"
+        name = entity.name.removeprefix("the ") if kind == "name_class" else entity.name
         return self._pick(kind).format(
-            entity=entity.name, Entity=_cap(entity.name), cls=cls, a_cls=_a(cls),
+            entity=name, Entity=_cap(name), cls=cls, a_cls=_a(cls),
             **{f"entity_{case}": text for case, text in entity.cases.items()},
             **{f"cls_{case}": text for case, text in entity.cls_cases.items()},
         )

@@ -549,7 +549,8 @@ def slip_ties(turns: Sequence[Turn]) -> tuple[tuple[int, int, bool], ...] | None
 
 def _writings(scenario: Scenario, lang: str) -> tuple[str, ...]:
     entity = scenario.wording[lang].entity
-    return tuple(w.casefold() for w in (entity.name, *entity.cases.values()) if w)
+    # the bare name ("frying pan") also finds "the frying pan" and the name as a value
+    return tuple(w.casefold() for w in (entity.name.removeprefix("the "), *entity.cases.values()) if w)
 
 
 def _names(text: str, writings: Sequence[str]) -> bool:

@@ -178,7 +178,9 @@ class Lexicon:
         :meth:`name`, with "the" before an English common noun ("the article number of the
         detective novel"), which a value leaves bare ("the category is books")."""
         name = self.name(node, lang, case)
-        if lang == "en" and node.kind == "iri" and name[:1].islower() and not name.startswith("the "):
+        # lower-cased here because it is a common noun (_common_noun_en), not a name written so ("eBay")
+        if lang == "en" and node.kind == "iri" and name[:1].islower() and node.label_in("en")[:1].isupper() \
+                and not name.startswith("the "):
             return f"the {name}"
         return name
 
@@ -383,9 +385,15 @@ def class_in_name(cls: str, names: tuple[str, ...], lang: str) -> bool:
     head = _class_head(cls, lang)
     if lang == "en":
         return any(has_word(name.casefold(), head) for name in names)
-    if " «" in names[0] and morph.starts_with_common_noun(names[0]):
+    if " «" in names[0] and morph.starts_with_common_noun(names[0]) and _opens_with_noun(names[0]):
         return True
     return any(morph.lemma(word) == head for name in names for word in _WORD.findall(name))
+
+
+def _opens_with_noun(name: str) -> bool:
+    """Whether a Russian name's first word is a noun («отель «Аврора»»), not an adjective («новая «Аврора»»)."""
+    parse = morph.nominative_head(name.split(" ", 1)[0])
+    return parse is not None and parse.tag.POS == "NOUN"
 
 
 @cache

@@ -225,6 +225,9 @@ class _English:
     def name(self, node: Node) -> str:
         return self.lex.name(node, "en")
 
+    def referent(self, node: Node) -> str:
+        return self.lex.referent(node, "en")
+
     def of(self, fact: Fact, subject: Node | str) -> str:
         """"the <noun> of <subject>" (an entity, or a phrase describing a bridge)."""
         return f"the {noun_of(self.noun(fact), naming(subject, 'en', self.lex), 'en')}"
@@ -260,7 +263,7 @@ class _English:
                 f"is {self.of(a, a.subject)}?")
 
     def comparison(self, a: Fact, b: Fact, later: bool) -> str:
-        return f"Which has the {'later' if later else 'greater'} {self.noun(a)}: {self.name(a.subject)} or {self.name(b.subject)}?"
+        return f"Which has the {'later' if later else 'greater'} {self.noun(a)}: {self.referent(a.subject)} or {self.referent(b.subject)}?"
 
     def described(self, facts: tuple[Fact, ...], inverse_start: bool) -> str:
         """The node a chain of facts reaches, described from its start: "the usual store of
@@ -286,7 +289,7 @@ class _English:
             return self.shared_with(chain)
         pivot = self.described(chain.prefix, chain.prefix[0].object == chain.start) if chain.prefix else chain.start
         fan = self.fanned(chain, pivot)
-        other = f", other than {self.name(chain.start)}" if chain.back_to_start else ""
+        other = f", other than {self.referent(chain.start)}" if chain.back_to_start else ""
         if chain.last is None:
             return _sentence(f"List every {fan}{other}")
         members = f"{_a(fan)} {fan}"  # "the city of residence of an employee whose department is ..."
@@ -305,7 +308,7 @@ class _English:
         member, shared = (self.inverse(chain.fan), self.noun(chain.fan)) if chain.fan_inverse else \
             (self.noun(chain.fan), self.inverse(chain.fan))
         who = "who" if all(_is_person(m) for m in chain.ends if m != chain.start) else "that"
-        return f"List every {member} {who} shares {_a(shared)} {shared} with {self.name(chain.start)}."
+        return f"List every {member} {who} shares {_a(shared)} {shared} with {self.referent(chain.start)}."
 
 
 class _Russian:
