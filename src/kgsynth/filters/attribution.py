@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kgsynth.filters.base import ItemFilter
-from kgsynth.synth.formats import has_word
+from kgsynth.synth.formats import has_any_word
 from kgsynth.synth.item import Item
 from kgsynth.synth.scenario import Scenario
 
@@ -34,30 +34,18 @@ class AttributionFilter(ItemFilter):
         if scenario is None:
             return None
         entity = scenario.wording[item.language].entity
-        # the bare name ("frying pan") also finds "the frying pan" and the name as a value
-        writings = {w.casefold() for w in (entity.name.removeprefix("the "), *entity.cases.values())}
+        writings = entity.writings()
         topic = scenario.entity.value
         after_other = None  # the confusable turn the reader last met, until the topic is named again
         for i, turn in enumerate(item.dialogue):
             if turn.kind == "confusable":
-                if _names(turn.text, writings):
+                if has_any_word(turn.text, writings):
                     return f"turn {i} states another entity's fact but names {entity.name}"
                 after_other = i
             elif after_other is None:
                 continue  # no other entity to take this turn's facts: whether it names the topic does not matter
-            elif _names(turn.text, writings):
+            elif has_any_word(turn.text, writings):
                 after_other = None
             elif any(scenario.facts[f].subject.value == topic for f in turn.facts):
                 return f"turn {i} states a fact of {entity.name} after turn {after_other}'s other entity without naming it"
         return None
-
-
-def _names(text: str, writings: set[str]) -> bool:
-    """Whether ``text`` names the entity in one of its casefolded ``writings``. Most turns
-    hold none: the substring test spares the word-boundary check (a loop: this runs for
-    every turn after another entity's)."""
-    folded = text.casefold()
-    for w in writings:
-        if w in folded and has_word(folded, w):
-            return True
-    return False

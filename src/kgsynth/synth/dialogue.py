@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from kgsynth.errors import KgsynthError
 from kgsynth.queries import Fact, Node
 from kgsynth.synth import locale
-from kgsynth.synth.formats import has_word, numbers_in
+from kgsynth.synth.formats import has_any_word, has_word, numbers_in
 from kgsynth.synth.phrases import NOISE, PAUSES, PHRASES, ROLES, SPEAKERS, YES_NO
 from kgsynth.synth.scenario import (
     CURRENCIES,
@@ -609,10 +609,10 @@ class _Writer:
         is large, so a few random draws find one; listing the free lines is the fallback."""
         for _ in range(_NOISE_DRAWS):
             line = self.rng.choice(self.noise)
-            if line not in self.used and not _mentions(line, self.s.mentioned_texts):
+            if line not in self.used and not has_any_word(line, self.s.mentioned_texts):
                 break
         else:
-            free = [p for p in self.noise if p not in self.used and not _mentions(p, self.s.mentioned_texts)]
+            free = [p for p in self.noise if p not in self.used and not has_any_word(p, self.s.mentioned_texts)]
             line = self.rng.choice(free or self.noise)
         self.used.add(line)
         self.paused = line in PAUSES[self.lang]
@@ -624,12 +624,6 @@ _NOISE_DRAWS = 8
 
 def _a(noun: str) -> str:
     return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
-
-
-def _mentions(line: str, texts: frozenset[str]) -> bool:
-    """Whether ``line`` contains one of ``texts`` as whole words ("TR" is not in "strange")."""
-    folded = line.casefold()
-    return any(has_word(folded, t) for t in texts)
 
 
 _FOLDED_SPEAKERS = {lang: [(n, n.casefold()) for n in names] for lang, names in SPEAKERS.items()}

@@ -526,6 +526,12 @@ def has_word(text: str, word: str) -> bool:
     return False
 
 
+def has_any_word(text: str, words: Iterable[str]) -> bool:
+    """Whether ``text``, casefolded, holds one of the casefolded ``words`` as a whole word."""
+    folded = text.casefold()
+    return any(has_word(folded, w) for w in words)
+
+
 def _is_word_char(char: str) -> bool:
     return char.isalnum() or char == "_"
 

@@ -49,7 +49,7 @@ from kgsynth.errors import KgsynthError
 from kgsynth.queries import Node
 from kgsynth.synth import locale
 from kgsynth.synth.dialogue import DialogueSettings, Turn, build_dialogue, count_tokens, render_value
-from kgsynth.synth.formats import dates_in, has_word, numbers_in
+from kgsynth.synth.formats import dates_in, has_any_word, has_word, numbers_in
 from kgsynth.synth.phrases import PHRASES, TALK, TALK_OPENERS, YES_NO
 from kgsynth.synth.scenario import Scenario
 from kgsynth.synth.statements import STATEMENTS
@@ -497,7 +497,7 @@ class Pool:
             return None
         dialogue = build_dialogue(other, lang, _BLOCK_SETTINGS, random.Random(f"{self.seed}:{other.id}:{lang}:haystack"))
         turns = [t for t in dialogue.turns if t.kind in ("fact", "misstatement")]
-        if not turns or turns[0].kind != "fact" or not _names(turns[0].text, _writings(other, lang)):
+        if not turns or turns[0].kind != "fact" or not has_any_word(turns[0].text, other.wording[lang].entity.writings()):
             return None  # its first turn must name its entity: the rest may be said without the name
         ties = slip_ties(turns)
         if ties is None:
@@ -545,17 +545,6 @@ def slip_ties(turns: Sequence[Turn]) -> tuple[tuple[int, int, bool], ...] | None
                 return None
             ties.append((i, j, turns[j].speaker == slip.speaker))
     return tuple(ties)
-
-
-def _writings(scenario: Scenario, lang: str) -> tuple[str, ...]:
-    entity = scenario.wording[lang].entity
-    # the bare name ("frying pan") also finds "the frying pan" and the name as a value
-    return tuple(w.casefold() for w in (entity.name.removeprefix("the "), *entity.cases.values()) if w)
-
-
-def _names(text: str, writings: Sequence[str]) -> bool:
-    folded = text.casefold()
-    return any(has_word(folded, w) for w in writings)
 
 
 def _named_nodes(scenario: Scenario) -> list[Node]:
@@ -668,5 +657,5 @@ def pad(turns: Sequence[Turn], scenario: Scenario, lang: str, target_tokens: int
         return list(turns), 0
     speakers = {t.speaker for t in turns}
     guard = scenario_guard(scenario, lang, speakers)
-    writings = _writings(scenario, lang)
-    return fill(turns, tokens, ScenarioSource(scenario, lang, pool, guard), rng, lambda t: _names(t.text, writings))
+    writings = scenario.wording[lang].entity.writings()
+    return fill(turns, tokens, ScenarioSource(scenario, lang, pool, guard), rng, lambda t: has_any_word(t.text, writings))

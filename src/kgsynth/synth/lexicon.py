@@ -309,6 +309,11 @@ class EntityWording(BaseModel):
     cls_in_name: bool = False  # the name already says it ("Trip TR-0019", «страховая компания «Берег»»)
     domain: str | None = None  # local name of the kgs:domain of the entity's class ("travel")
 
+    def writings(self) -> tuple[str, ...]:
+        """How a turn may write the entity, casefolded: the bare name ("frying pan" also finds
+        "the frying pan" and the name as a value) and its Russian cases."""
+        return tuple(w.casefold() for w in (self.name.removeprefix("the "), *self.cases.values()) if w)
+
 
 class FactWording(BaseModel):
     """One fact's words: the relation's noun alone and with its subject, or a whole yes/no sentence."""
