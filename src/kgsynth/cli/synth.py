@@ -66,6 +66,10 @@ def synth(
         None, "--llm-base-url", help="An OpenAI-compatible endpoint, e.g. http://127.0.0.1:8001/v1: word with it and run every filter."
     ),
     llm_model: str | None = typer.Option(None, "--llm-model", help="The model name for every LLM stage (default: the config's, else 'local')."),
+    workers: int | None = typer.Option(None, "--workers", min=1, help="Processes that word scenarios (default: the machine's cores); "
+                                       "the files are the same for any number."),
+    executor: str | None = typer.Option(None, "--executor", help="processes (default) or ray: Ray tasks on the cluster RAY_ADDRESS "
+                                        "names, or on a Ray instance started here (pip install 'kgsynth[ray]')."),
 ) -> None:
     """Graph -> scenarios -> dialogues -> filters -> balanced JSONL/Parquet with a manifest."""
     cfg = load_config(config) if config else SynthConfig()
@@ -76,9 +80,11 @@ def synth(
         "sampling": cfg.sampling.model_copy(update=anchor_options(anchor_class, anchors_query)),
         "dataset": cfg.dataset.model_copy(update={k: v for k, v in (("n", n), ("seed", seed)) if v is not None}),
         "llm": _llm_section(cfg.llm, llm_base_url, llm_model),
+        "run": cfg.run.model_copy(update={k: v for k, v in (("workers", workers), ("executor", executor)) if v is not None}),
     }
     options = {"dataset.n": ("--n", n), "dataset.seed": ("--seed", seed), "llm.base_url": ("--llm-base-url", llm_base_url),
-               "graph": ("--graph/--endpoint", graph or endpoint), "sampling": ("--anchor-class/--anchors-query", anchor_class or anchors_query)}
+               "graph": ("--graph/--endpoint", graph or endpoint), "sampling": ("--anchor-class/--anchors-query", anchor_class or anchors_query),
+               "run.executor": ("--executor", executor)}
     try:
         cfg = SynthConfig.model_validate(cfg.model_copy(update=updates).model_dump())
     except ValidationError as e:
@@ -95,6 +101,7 @@ def synth(
     _err.print(f"wrote {result.items:,} items ({result.per_cell} per cell and language, {len(result.filled_cells)} cells) to {out}")
     for note in result.notes:  # why more or fewer items than --n were written, one line each
         _err.print(f"  note: {note}")
+    _err.print(f"  {result.workers.line()}")
     report = json.loads((out / "filter_report.json").read_text(encoding="utf-8"))
     for name in report["order"]:
         stats = report["stages"][name]

@@ -14,6 +14,7 @@ from kgsynth.llm import ModelConfig
 from kgsynth.llm.cache import default_cache_path
 from kgsynth.queries import Anchors, Shape
 from kgsynth.synth.dialogue import DialogueSettings
+from kgsynth.synth.executors import ExecutorKind
 from kgsynth.synth.formats import AnswerFormat
 from kgsynth.synth.scenario import Difficulty, WorldPolicy
 
@@ -183,6 +184,16 @@ class LLMConfig(Strict):
         return default_cache_path()
 
 
+class RunConfig(Strict):
+    """How a run executes, not what it writes: the files are the same bytes whatever is set here
+    (left out of the manifest and of what a resumed run must share)."""
+
+    workers: int | None = Field(None, ge=1, description="processes that word scenarios (default: the machine's cores; "
+                                "a run with models words in one process, its requests run concurrently)")
+    executor: ExecutorKind = Field("processes", description="processes: this machine's; ray: tasks on the Ray cluster "
+                                   "RAY_ADDRESS names, or on a Ray instance started here (pip install 'kgsynth[ray]')")
+
+
 class SynthConfig(Strict):
     """Everything ``kgsynth synth`` needs; defaults run on the demo graph."""
 
@@ -192,6 +203,7 @@ class SynthConfig(Strict):
     dialogue: DialogueSettings = DialogueSettings()
     filters: FilterConfig = FilterConfig()
     llm: LLMConfig | None = None
+    run: RunConfig = RunConfig()
 
     @model_validator(mode="after")
     def _labels_for_every_language(self) -> SynthConfig:
@@ -202,6 +214,11 @@ class SynthConfig(Strict):
         if needs_llm and self.llm is None:
             raise ValueError(f"filter {needs_llm[0]!r} needs a model: add an [llm] section (or --llm-base-url)")
         return self
+
+    def written_json(self) -> str:
+        """The config as JSON without [run]: what the files depend on (the manifest's copy, and
+        what a resumed run must share)."""
+        return self.model_dump_json(exclude={"run"})
 
     @property
     def filter_order(self) -> tuple[str, ...]:

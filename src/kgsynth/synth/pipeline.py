@@ -21,16 +21,20 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import itertools
 import json
 import math
+import os
 import random
 import re
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -60,6 +64,7 @@ from kgsynth.llm import LLMGateway, ResponseCache, StageUsage, redact
 from kgsynth.queries import Shape, sample_subgraphs
 from kgsynth.synth.config import OFFLINE_FILTERS, SynthConfig
 from kgsynth.synth.dialogue import VerbaliserError
+from kgsynth.synth.executors import Executor, open_executor
 from kgsynth.synth.export import (
     SPLITS,
     DatasetWriter,
@@ -250,6 +255,23 @@ class _Models:
         return total
 
 
+class WorkersReport(BaseModel):
+    """Who worded the scenarios: the executor, its workers and each worker's peak memory."""
+
+    model_config = ConfigDict(frozen=True)
+
+    executor: str = "this process"
+    workers: int = 1
+    peak_mb: dict[str, float] = {}  # worker -> its peak resident memory in MB (none when this process worded)
+
+    def line(self) -> str:
+        if not self.peak_mb:
+            return f"worded in {self.executor}"
+        peaks = sorted(self.peak_mb.values())
+        return (f"worded by {self.workers} {self.executor} workers; peak memory per worker "
+                f"{peaks[0]:,.0f}-{peaks[-1]:,.0f} MB ({len(peaks)} workers answered)")
+
+
 class SynthResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -260,6 +282,7 @@ class SynthResult(BaseModel):
     unfillable_cells: dict[str, int]  # cell -> scenarios that passed (fewer than per_cell)
     manifest: dict
     notes: list[str] = []  # one line each: what the user should know about this result
+    workers: WorkersReport = WorkersReport()  # not in the manifest: the files are the same for any workers
 
 
 def synthesize(kg: KnowledgeGraph, config: SynthConfig, out: Path, progress: Progress | None = None,
@@ -318,17 +341,19 @@ def _run_plans(kg: KnowledgeGraph, config: SynthConfig, out: Path, rules: dict[s
         # with models, a record is worth its calls: each reaches the file at once
         with _Work(out / ".work", run_key, flush_seconds=0 if models else _FLUSH_SECONDS) as work:
             wording.recall(work)
-            for plan in plans:
-                for record, lines in _run_cell(plan, work, per_cell, wording):
-                    work.append(record, lines)
-                    if progress:
-                        progress(min(work.items, wanted), wanted)
+            with _words(config, plans, filters, wording, work, per_cell) as words:
+                for plan in plans:
+                    for record, lines in _run_cell(plan, work, per_cell, wording, words):
+                        work.append(record, lines)
+                        if progress:
+                            progress(min(work.items, wanted), wanted)
+                workers = words.report()
         result = _assemble(out, work, config, per_cell, plans, kg, triples, wording.stage_names(), rules, run_key)
     finally:
         if models:
             models.cache.close()
     remove_work_folder(out)
-    return result
+    return result.model_copy(update={"workers": workers})
 
 
 def _prepare_out(out: Path) -> None:
@@ -747,10 +772,11 @@ def _first_reason(item: Item, filters: Sequence[ItemFilter]) -> str | None:
     return None
 
 
-def _run_cell(plan: CellPlan, work: _Work, per_cell: int, wording: _Wording) -> Iterator[tuple[dict, list[ItemLines]]]:
+def _run_cell(plan: CellPlan, work: _Work, per_cell: int, wording: _Wording, words: _Words) -> Iterator[tuple[dict, list[ItemLines]]]:
     """Records of the cell's scenarios not processed yet, each with its items' lines when
     kept, then the cell's closing record (with the chosen scenarios: the best by judge
-    score when more than ``per_cell`` were collected)."""
+    score when more than ``per_cell`` were collected). ``words`` words them: ``wording``
+    itself, or workers that word ahead (the same records)."""
     config = wording.config
     version, seed = config.dataset.version, config.dataset.seed
     if plan.key in work.closed:
@@ -777,7 +803,7 @@ def _run_cell(plan: CellPlan, work: _Work, per_cell: int, wording: _Wording) -> 
     while start < len(todo) and len(collected) < target:
         size = min(wording.batch, target - len(collected))  # never word more than could still be kept
         batch, start = todo[start : start + size], start + size
-        for (index, scenario), outcome in zip(batch, wording.run(batch, plan.key), strict=True):
+        for (index, scenario), outcome in zip(batch, words.run(batch, plan.key), strict=True):
             record = {"cell": plan.key, "index": index, "scenario_id": scenario.id}
             lines = []
             if wording.keep(outcome):
@@ -785,7 +811,7 @@ def _run_cell(plan: CellPlan, work: _Work, per_cell: int, wording: _Wording) -> 
                 reviews = [item.review.total for item in outcome.items if item.review]
                 if reviews:
                     record["score"] = sum(reviews)
-                lines = [split_lines(row_from_dump(item.model_dump(mode="json"), version, seed)) for item in outcome.items]
+                lines = [_item_lines(item, version, seed) for item in outcome.items]
             record["rejections"] = outcome.rejections
             record["filter_in"] = dict(outcome.reached)
             yield record, lines
@@ -814,6 +840,192 @@ def _filter_counts(items: int, rejections: list[dict], stages: list[str], togeth
         counts[name] = remaining
         remaining = 0 if together and dropped[name] else remaining - dropped[name]
     return counts
+
+
+class _ItemCell(NamedTuple):
+    """What a rejection record names of an item's metadata."""
+
+    scenario_id: str
+    category: str
+    difficulty: str
+    answer_format: str
+
+
+class _WordedItem(NamedTuple):
+    """An item worded by a worker, as the calling process needs it: what the duplicate check
+    and the rejection records read, and its finished lines (an Item is ~100 times dearer to send)."""
+
+    id: str
+    language: str
+    question: str
+    gold: str | tuple[str, ...]
+    metadata: _ItemCell
+    lines: ItemLines
+    review: None = None  # runs with a judge word in one process
+
+
+def _item_lines(item: Item | _WordedItem, version: str, seed: int) -> ItemLines:
+    if isinstance(item, _WordedItem):
+        return item.lines
+    return split_lines(row_from_dump(item.model_dump(mode="json"), version, seed))
+
+
+@dataclass
+class _Worded:
+    """A worker's outcome for one scenario, with the seconds each filter took."""
+
+    items: list[_WordedItem]
+    rejections: list[dict]
+    reached: Counter[str]
+    seconds: Counter[str]
+
+
+@dataclass
+class _ShardJob:
+    """What a worker words scenarios with. A forked worker inherits the calling process's
+    wording machinery; a Ray worker gets the job pickled once and builds its own."""
+
+    config: SynthConfig
+    plans: list[CellPlan]
+    filters: list[ItemFilter]
+    published: Published | None
+    wording: _Wording | None = None
+
+    def __getstate__(self) -> dict:  # the wording holds a lambda and caches: each Ray worker builds its own
+        return {**self.__dict__, "wording": None}
+
+    def words(self) -> _Wording:
+        if self.wording is None:
+            self.wording = _Wording(self.config, self.filters, None, _Confusables(self.plans, self.config.dataset.seed), self.published)
+        return self.wording
+
+
+def _word_shard(job: _ShardJob, position: int, indices: Sequence[int]) -> list[_Worded]:
+    """Word and filter scenarios ``indices`` of cell ``position`` (run in a worker)."""
+    wording, plan = job.words(), job.plans[position]
+    version, seed = job.config.dataset.version, job.config.dataset.seed
+    worded = []
+    for index in indices:
+        outcome = wording.run([(index, plan.scenarios[index])], plan.key)[0]
+        items = [_WordedItem(item.id, item.language, item.question, item.gold if isinstance(item.gold, str) else tuple(item.gold),
+                             _ItemCell(item.metadata.scenario_id, item.metadata.category, item.metadata.difficulty,
+                                       item.metadata.answer_format), _item_lines(item, version, seed))
+                 for item in outcome.items]
+        worded.append(_Worded(items, outcome.rejections, outcome.reached, wording.seconds))
+        wording.seconds = Counter()
+    return worded
+
+
+class _Words(Protocol):
+    def run(self, batch: Sequence[tuple[int, Scenario]], cell: str) -> list[_Outcome]: ...
+
+    def report(self) -> WorkersReport: ...
+
+
+class _InProcess:
+    """Scenarios worded here, one after the other."""
+
+    def __init__(self, wording: _Wording, why: str = "this process"):
+        self.run, self.why = wording.run, why
+
+    def report(self) -> WorkersReport:
+        return WorkersReport(executor=self.why)
+
+
+class _Shards:
+    """Scenarios worded ahead by an executor's workers, in chunks, and handed out in the
+    order a one-process run words them. The workers word what the run will most likely
+    ask next: the rest of the current cell's share, then the next cells' (``window``
+    scenarios in all). Which scenarios a cell takes, and the duplicate check against the
+    items kept so far, stay here: a scenario that became a twin of a kept item since it
+    was sent is dropped unworded as one process would, and one not worded ahead is worded
+    here. So the records, and the files, are the same bytes for any number of workers."""
+
+    def __init__(self, executor: Executor, plans: list[CellPlan], wording: _Wording, work: _Work, target: int, chunk: int):
+        self.executor, self.plans, self.wording, self.work, self.target = executor, plans, wording, work, target
+        self.chunk, self.window = chunk, 4 * chunk * executor.workers
+        self.position = {plan.key: p for p, plan in enumerate(plans)}
+        self.sent: dict[int, dict[int, tuple[Future, int]]] = defaultdict(dict)  # cell position -> index -> (shard, offset)
+        self.since_refill = 0
+
+    def run(self, batch: Sequence[tuple[int, Scenario]], cell: str) -> list[_Outcome]:
+        ((index, scenario),) = batch  # runs without models word one scenario at a time
+        if self.wording._kept_twins(scenario):
+            return self.wording.run(batch, cell)  # dropped unworded, against the items kept here
+        position = self.position[cell]
+        self.since_refill += 1
+        if index not in self.sent[position] or self.since_refill * 2 >= self.chunk:
+            self._refill(position, index)
+        shard, offset = self.sent[position].pop(index)
+        worded = shard.result()[offset]
+        self.wording.seconds.update(worded.seconds)
+        return [_Outcome(list(worded.items), worded.rejections, worded.reached)]
+
+    def _refill(self, position: int, index: int) -> None:
+        """Send, in chunks of one cell, the scenarios among the next ``window`` likely ones not sent yet."""
+        self.since_refill = 0
+        for done in [p for p in self.sent if p < position]:
+            del self.sent[done]  # worded ahead for a cell that took fewer (results dropped)
+        chunk: list[int] = []
+        chunk_position = position
+        for p, i in itertools.islice(self._ahead(position, index), self.window):
+            if i in self.sent[p]:
+                continue
+            if chunk and (p != chunk_position or len(chunk) == self.chunk):
+                self._send(chunk_position, chunk)
+                chunk = []
+            chunk_position = p
+            chunk.append(i)
+        if chunk:
+            self._send(chunk_position, chunk)
+
+    def _send(self, position: int, indices: list[int]) -> None:
+        shard = self.executor.submit(_word_shard, position, tuple(indices))
+        for offset, i in enumerate(indices):
+            self.sent[position][i] = (shard, offset)
+
+    def _ahead(self, position: int, index: int) -> Iterator[tuple[int, int]]:
+        """(cell position, scenario index) of the scenarios the run will word next if every
+        one passes, from scenario ``index`` of cell ``position`` on."""
+        work = self.work
+        for p in range(position, len(self.plans)):
+            plan = self.plans[p]
+            if plan.key in work.closed:
+                continue
+            needed = self.target - len(work.candidates[plan.key])
+            for i in range(index if p == position else 0, len(plan.scenarios)):
+                if needed <= 0:
+                    break
+                if (plan.key, i) not in work.processed and not self.wording._kept_twins(plan.scenarios[i]):
+                    needed -= 1
+                    yield p, i
+
+    def report(self) -> WorkersReport:
+        return WorkersReport(executor=self.executor.name, workers=self.executor.workers, peak_mb=self.executor.peak_mb)
+
+
+_CHUNK = 16  # scenarios a worker words per shard: enough to make sending them cheap, few to waste at a cell's end
+
+
+@contextmanager
+def _words(config: SynthConfig, plans: list[CellPlan], filters: list[ItemFilter], wording: _Wording, work: _Work,
+           per_cell: int) -> Iterator[_Words]:
+    """Who words the scenarios: workers (``config.run``), or this process when one worker is
+    asked for or models word and judge (their requests run concurrently already)."""
+    run = config.run
+    workers = run.workers or len(os.sched_getaffinity(0))
+    if wording.models:
+        yield _InProcess(wording, "this process (a run with models)")
+        return
+    if run.executor == "processes" and workers == 1:
+        yield _InProcess(wording)
+        return
+    job = _ShardJob(config, plans, filters, wording.published, wording)
+    executor = open_executor(run.executor, job, run.workers or (0 if run.executor == "ray" else workers))
+    try:
+        yield _Shards(executor, plans, wording, work, math.ceil(per_cell * config.filters.top_n_pool), _CHUNK)
+    finally:
+        executor.close()
 
 
 class _Work:
@@ -916,7 +1128,7 @@ def _run_key(config: SynthConfig, triples: int | None, fingerprint: str | None, 
     runs, which a default may change), kgsynth version, the graph (its files' contents when
     it was loaded from files, else its size), the progress log's format, and what earlier
     releases published (when anything)."""
-    key = f"{config.model_dump_json()}|{','.join(config.filter_order)}|{kgsynth.__version__}|{triples}|{fingerprint}|{_LOG_FORMAT}"
+    key = f"{config.written_json()}|{','.join(config.filter_order)}|{kgsynth.__version__}|{triples}|{fingerprint}|{_LOG_FORMAT}"
     if published:
         key += f"|{published.key}"
     return hashlib.sha256(key.encode()).hexdigest()[:16]
@@ -962,7 +1174,7 @@ def _assemble(
         "kgsynth": kgsynth.__version__,
         "version": version,
         "seed": seed,
-        "config": json.loads(redact(config.model_dump_json())),  # a key in a URL's query is not shared with the dataset
+        "config": json.loads(redact(config.written_json())),  # a key in a URL's query is not shared with the dataset
         "graph": {"description": kg.backend.description, "triples": triples},
         "per_cell": per_cell,
         "items": sum(counts.values()),
