@@ -189,7 +189,7 @@ def _subgraphs(kg: KnowledgeGraph, config: SynthConfig):
     for shape in config.sampling.shapes:
         hops = (2, 3, 4) if shape is Shape.multihop else (2,)
         for h in hops:
-            yield from sample_subgraphs(kg, shape, limit=sampling.subgraphs_per_shape, seed=seed, hops=h, per_anchor=sampling.per_anchor,
+            yield from sample_subgraphs(kg, shape, limit=config.subgraph_limit, seed=seed, hops=h, per_anchor=sampling.per_anchor,
                                         anchors=sampling.anchors)
 
 
