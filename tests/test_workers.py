@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -75,7 +76,9 @@ def test_a_run_killed_under_two_workers_resumes_under_one_to_the_same_bytes(one_
     process = subprocess.Popen([*command, "2"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     progress = out / ".work" / "progress.jsonl"
     deadline = time.monotonic() + 120
+    workers: set[int] = set()
     while time.monotonic() < deadline and process.poll() is None:
+        workers |= _children(process.pid)
         if progress.exists() and progress.read_bytes().count(b'"index"') >= 60:
             process.send_signal(signal.SIGKILL)
             break
@@ -83,8 +86,24 @@ def test_a_run_killed_under_two_workers_resumes_under_one_to_the_same_bytes(one_
     process.wait()
     if process.returncode == 0:
         pytest.fail("the run finished before it could be killed; raise n")
+    assert len(workers) == 2
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in workers):
+        time.sleep(0.1)
+    assert not any(Path(f"/proc/{pid}").exists() for pid in workers), "a worker outlived its killed run"
     subprocess.run([*command, "1"], cwd=ROOT, check=True, capture_output=True)
     assert _files(out) == _files(one_worker)
+
+
+def _children(pid: int) -> set[int]:
+    """The processes ``pid`` started, as Linux lists them."""
+    found = set()
+    for children in Path(f"/proc/{pid}/task").glob("*/children"):
+        try:
+            found.update(int(child) for child in children.read_text().split())
+        except OSError:  # the process ended meanwhile
+            pass
+    return found
 
 
 def test_a_local_ray_instance_writes_the_same_bytes(demo_kg, one_worker, tmp_path):

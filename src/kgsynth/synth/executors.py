@@ -13,6 +13,8 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import resource
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, Literal
@@ -29,9 +31,18 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _set_job(job: Any) -> None:
+def _set_job(job: Any, parent: int) -> None:
     global _job
     _job = job
+    threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
+
+
+def _exit_with(parent: int) -> None:
+    """End this worker once the process that started it is gone (a killed run leaves no
+    worker behind: a forked worker would wait for shards forever)."""
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    os._exit(1)
 
 
 def _call(fn: Callable, args: tuple) -> tuple[Any, int, float]:
@@ -81,7 +92,7 @@ class ProcessExecutor(Executor):
         super().__init__()
         self.workers = workers
         context = mp.get_context("fork")  # the job is inherited, not sent: it holds every scenario of the run
-        self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_set_job, initargs=(job,))
+        self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_set_job, initargs=(job, os.getpid()))
 
     def submit(self, fn: Callable, *args: Any) -> Future:
         return self._unwrap(self._pool.submit(_call, fn, args), "pid ")
