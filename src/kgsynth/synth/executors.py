@@ -13,6 +13,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import resource
+import signal
 import threading
 import time
 from collections.abc import Callable
@@ -34,6 +35,7 @@ def _peak_rss_mb() -> float:
 def _set_job(job: Any, parent: int) -> None:
     global _job
     _job = job
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the run's to handle: it stops sending shards
     threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
 
 

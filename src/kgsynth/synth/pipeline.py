@@ -989,14 +989,15 @@ class _Shards:
         one passes, from scenario ``index`` of cell ``position`` on."""
         work = self.work
         for p in range(position, len(self.plans)):
-            plan = self.plans[p]
+            plan, sent = self.plans[p], self.sent[p]
             if plan.key in work.closed:
                 continue
             needed = self.target - len(work.candidates[plan.key])
             for i in range(index if p == position else 0, len(plan.scenarios)):
                 if needed <= 0:
                     break
-                if (plan.key, i) not in work.processed and not self.wording._kept_twins(plan.scenarios[i]):
+                # one sent is counted unchecked: it was no twin then, and checking every one again costs
+                if (plan.key, i) not in work.processed and (i in sent or not self.wording._kept_twins(plan.scenarios[i])):
                     needed -= 1
                     yield p, i
 
