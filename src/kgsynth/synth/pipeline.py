@@ -946,6 +946,7 @@ class _Shards:
         self.chunk, self.window = chunk, 4 * chunk * executor.workers
         self.position = {plan.key: p for p, plan in enumerate(plans)}
         self.sent: dict[int, dict[int, tuple[Future, int]]] = defaultdict(dict)  # cell position -> index -> (shard, offset)
+        self.twins: set[tuple[int, int]] = set()  # (cell position, index) of scenarios found to be twins of kept items
         self.since_refill = 0
 
     def run(self, batch: Sequence[tuple[int, Scenario]], cell: str) -> list[_Outcome]:
@@ -996,10 +997,14 @@ class _Shards:
             for i in range(index if p == position else 0, len(plan.scenarios)):
                 if needed <= 0:
                     break
-                # one sent is counted unchecked: it was no twin then, and checking every one again costs
-                if (plan.key, i) not in work.processed and (i in sent or not self.wording._kept_twins(plan.scenarios[i])):
-                    needed -= 1
-                    yield p, i
+                # one sent is counted unchecked (it was no twin then); a twin stays one: kept items only grow
+                if (plan.key, i) in work.processed or (p, i) in self.twins:
+                    continue
+                if i not in sent and self.wording._kept_twins(plan.scenarios[i]):
+                    self.twins.add((p, i))
+                    continue
+                needed -= 1
+                yield p, i
 
     def report(self) -> WorkersReport:
         return WorkersReport(executor=self.executor.name, workers=self.executor.workers, peak_mb=self.executor.peak_mb)
