@@ -40,7 +40,8 @@ from extract import machine, source_state  # noqa: E402
 
 from kgsynth.eval import render  # noqa: E402
 from kgsynth.kg import KnowledgeGraph, load_rules  # noqa: E402
-from kgsynth.synth import dialogue, haystack  # noqa: E402
+from kgsynth.synth import haystack  # noqa: E402
+from kgsynth.synth import item as item_module  # noqa: E402
 from kgsynth.synth.config import SynthConfig  # noqa: E402
 from kgsynth.synth.dialogue import DialogueSettings, Turn, count_tokens, transcript  # noqa: E402
 from kgsynth.synth.export import read_items  # noqa: E402
@@ -90,12 +91,12 @@ def _old_padding():
         facts = tuple(i for i, t in enumerate(turns) if t.kind == "fact")
         return d.model_copy(update={"turns": tuple(turns), "fact_turns": facts, "padding_turns": len(turns) - len(d.turns)})
 
-    saved = dialogue.pad_dialogue
-    dialogue.pad_dialogue = pad
+    saved = item_module.pad_dialogue
+    item_module.pad_dialogue = pad
     try:
         yield
     finally:
-        dialogue.pad_dialogue = saved
+        item_module.pad_dialogue = saved
 
 
 def old_sweep_padding(item, target: int, seed: int) -> list[Turn]:

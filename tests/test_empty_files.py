@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 from conftest import DEMO
 
+from kgsynth._files import JsonlWriter
 from kgsynth.errors import KgsynthError
 from kgsynth.eval.dataset import load_rules
 from kgsynth.filters import StructureFilter
 from kgsynth.kg import KnowledgeGraph
 from kgsynth.synth.config import SynthConfig
-from kgsynth.synth.export import SPLITS, DatasetWriter, JsonlWriter
+from kgsynth.synth.export import SPLITS, DatasetWriter
 from kgsynth.synth.pipeline import synthesize
 
 datasets = pytest.importorskip("datasets")

@@ -9,7 +9,6 @@ import pytest
 
 from kgsynth.filters import AnswerStatedFilter, ClosedBookFilter, RuleLeakageFilter
 from kgsynth.filters.closed_book import closed_book_messages
-from kgsynth.filters.leakage import rule_numbers
 from kgsynth.kg import load_rules
 from kgsynth.synth import locale
 from kgsynth.synth.config import SynthConfig
@@ -17,6 +16,7 @@ from kgsynth.synth.dialogue import DialogueSettings, Turn
 from kgsynth.synth.formats import AnswerFormat, parse_number
 from kgsynth.synth.item import Item, make_item
 from kgsynth.synth.pipeline import plan_cells
+from kgsynth.synth.rules import rule_numbers
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,6 @@ import pytest
 from gold_checker import demo_rules_graph, expected_item_answer
 
 from kgsynth.eval import render
-from kgsynth.filters import rule_numbers
 from kgsynth.kg import load_rules
 from kgsynth.synth import haystack
 from kgsynth.synth.config import SynthConfig
@@ -31,6 +30,7 @@ from kgsynth.synth.formats import canonical_gold, check_answer, dates_in, has_wo
 from kgsynth.synth.item import make_item
 from kgsynth.synth.phrases import TALK, YES_NO
 from kgsynth.synth.pipeline import plan_cells, synthesize
+from kgsynth.synth.rules import rule_numbers
 
 VALUE_KINDS = {"fact", "misstatement", "reask", "restate", "clarify_q", "clarify_a"}
 _WORD = re.compile(r"\w+")

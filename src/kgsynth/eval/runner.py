@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Self
 
 import kgsynth
+from kgsynth._files import JsonlWriter, drop_partial_line, json_line, read_jsonl, write_json_atomic
 from kgsynth._folders import finish_removal, remove_work_folder
 from kgsynth.errors import KgsynthError
 from kgsynth.eval import kv, render
@@ -36,7 +37,6 @@ from kgsynth.eval.render import Variant
 from kgsynth.eval.results import RESULTS_FILE, RUN_FILE, AnswerRecord
 from kgsynth.eval.scoring import blanked, error_source, item_token_f1, rule_recalled, score, value_recalled
 from kgsynth.llm import LLMGateway, LLMResult, Request, ResponseCache, redact
-from kgsynth.synth.export import JsonlWriter, drop_partial_line, json_line, read_jsonl, write_json_atomic
 from kgsynth.synth.item import Item
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)

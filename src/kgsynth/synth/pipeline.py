@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict
 
 import kgsynth
 from kgsynth._collector import collector_paused, full_collections_rarer
+from kgsynth._files import JsonlWriter, drop_partial_line, json_line, read_jsonl, sha256_file, write_json_atomic
 from kgsynth._folders import finish_removal, make_writable_folder, remove_work_folder
 from kgsynth.errors import KgsynthError
 from kgsynth.filters import (
@@ -60,19 +61,7 @@ from kgsynth.llm import LLMGateway, ResponseCache, StageUsage, redact
 from kgsynth.queries import Shape, sample_subgraphs
 from kgsynth.synth.config import OFFLINE_FILTERS, SynthConfig
 from kgsynth.synth.dialogue import VerbaliserError
-from kgsynth.synth.export import (
-    SPLITS,
-    DatasetWriter,
-    JsonlWriter,
-    drop_partial_line,
-    item_from_row,
-    json_line,
-    read_jsonl,
-    row_from_dump,
-    sha256_file,
-    split_lines,
-    write_json_atomic,
-)
+from kgsynth.synth.export import SPLITS, DatasetWriter, item_from_row, row_from_dump, split_lines
 from kgsynth.synth.formats import KNOWN_UNITS, has_word
 from kgsynth.synth.item import Item, make_item
 from kgsynth.synth.llm_dialogue import STAGE as VERBALISE
