@@ -14,14 +14,14 @@ import pytest
 from conftest import ROOT
 
 from kgsynth.kg import load_rules
-from kgsynth.synth.config import load_config
-from kgsynth.synth.dialogue import DialogueSettings, build_dialogue
-from kgsynth.synth.haystack import pad_dialogue
-from kgsynth.synth.item import item_rng
-from kgsynth.synth.phrases import NOISE, NOISE_LINES, PAUSES, PHRASES
-from kgsynth.synth.pipeline import plan_cells
-from kgsynth.synth.scenario import DIFFICULTY
-from kgsynth.synth.statements import STATEMENTS
+from kgsynth.pipeline.config import load_config
+from kgsynth.pipeline.run import plan_cells
+from kgsynth.synth.dialogues.dialogue import DialogueSettings, build_dialogue
+from kgsynth.synth.dialogues.haystack import pad_dialogue
+from kgsynth.synth.dialogues.item import item_rng
+from kgsynth.synth.dialogues.phrases import NOISE, NOISE_LINES, PAUSES, PHRASES
+from kgsynth.synth.dialogues.statements import STATEMENTS
+from kgsynth.synth.scenarios.scenario import DIFFICULTY
 
 LANGS = ("en", "ru")
 # knobs turned up so that every kind of turn occurs often

@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from decimal import Decimal
 
 from kgsynth.filters.base import ItemFilter
+from kgsynth.formats.answers import normalize_text, number_pattern, numbers_in
 from kgsynth.kg.vocab import Rule
-from kgsynth.synth.formats import normalize_text, number_pattern, numbers_in
-from kgsynth.synth.item import Item
-from kgsynth.synth.rules import rule_numbers
+from kgsynth.synth.dialogues.item import Item
+from kgsynth.synth.scenarios.rules import rule_numbers
 
 _PERCENT_WORDS = re.compile(r"%|\bper ?cent|\bпроцент")  # searched in the casefolded text
 

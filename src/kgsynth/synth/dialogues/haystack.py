@@ -46,9 +46,10 @@ from typing import NamedTuple
 from pydantic import TypeAdapter
 
 from kgsynth.errors import KgsynthError
+from kgsynth.formats import locale
+from kgsynth.formats.answers import dates_in, has_any_word, has_word, numbers_in
 from kgsynth.queries import Node
-from kgsynth.synth import locale
-from kgsynth.synth.dialogue import (
+from kgsynth.synth.dialogues.dialogue import (
     Dialogue,
     DialogueSettings,
     Turn,
@@ -57,11 +58,10 @@ from kgsynth.synth.dialogue import (
     count_tokens,
     render_value,
 )
-from kgsynth.synth.formats import dates_in, has_any_word, has_word, numbers_in
-from kgsynth.synth.phrases import PHRASES, TALK, TALK_OPENERS, YES_NO
-from kgsynth.synth.rules import rule_numbers
-from kgsynth.synth.scenario import Scenario
-from kgsynth.synth.statements import STATEMENTS
+from kgsynth.synth.dialogues.phrases import PHRASES, TALK, TALK_OPENERS, YES_NO
+from kgsynth.synth.dialogues.statements import STATEMENTS
+from kgsynth.synth.scenarios.rules import rule_numbers
+from kgsynth.synth.scenarios.scenario import Scenario
 
 # turns that state, correct or ask about a value: after another entity is named, the next of
 # them must name the topic

@@ -30,8 +30,8 @@ import pyarrow.json as pj
 import pyarrow.parquet as pq
 
 from kgsynth._files import json_line, read_jsonl
-from kgsynth.synth.item import Item
-from kgsynth.synth.scenario import cell_key
+from kgsynth.synth.dialogues.item import Item
+from kgsynth.synth.scenarios.scenario import cell_key
 
 SET_SEPARATOR = "; "
 
@@ -76,9 +76,9 @@ def read_items(path: Path) -> Iterator[Item]:
 def _prototype_row() -> dict:
     from decimal import Decimal
 
-    from kgsynth.synth.dialogue import Turn
-    from kgsynth.synth.formats import AnswerFormat, Choices, Constraints
-    from kgsynth.synth.item import CriterionScore, ItemMetadata, Review
+    from kgsynth.formats.answers import AnswerFormat, Choices, Constraints
+    from kgsynth.synth.dialogues.dialogue import Turn
+    from kgsynth.synth.dialogues.item import CriterionScore, ItemMetadata, Review
 
     metadata = {name: _PROTOTYPE_VALUES.get(name, "x") for name in ItemMetadata.model_fields}
     item = Item(

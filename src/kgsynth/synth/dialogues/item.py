@@ -14,11 +14,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kgsynth.formats.answers import AnswerFormat, Constraints, format_instruction
 from kgsynth.queries import CachedModel
-from kgsynth.synth.dialogue import Dialogue, DialogueSettings, Turn, build_dialogue, count_tokens, transcript
-from kgsynth.synth.formats import AnswerFormat, Constraints, format_instruction
-from kgsynth.synth.haystack import pad_dialogue
-from kgsynth.synth.scenario import NO_RULE, Difficulty, Scenario
+from kgsynth.synth.dialogues.dialogue import Dialogue, DialogueSettings, Turn, build_dialogue, count_tokens, transcript
+from kgsynth.synth.dialogues.haystack import pad_dialogue
+from kgsynth.synth.scenarios.scenario import NO_RULE, Difficulty, Scenario
 
 PositionBucket = Literal["start", "middle", "end"]
 

@@ -29,11 +29,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kgsynth.errors import KgsynthError
+from kgsynth.formats import locale
+from kgsynth.formats.answers import has_any_word, has_word, numbers_in
 from kgsynth.queries import Fact, Node
-from kgsynth.synth import locale
-from kgsynth.synth.formats import has_any_word, has_word, numbers_in
-from kgsynth.synth.phrases import NOISE, PAUSES, PHRASES, ROLES, SPEAKERS, YES_NO
-from kgsynth.synth.scenario import (
+from kgsynth.synth.dialogues.phrases import NOISE, PAUSES, PHRASES, ROLES, SPEAKERS, YES_NO
+from kgsynth.synth.dialogues.statements import STATEMENTS
+from kgsynth.synth.scenarios.scenario import (
     CURRENCIES,
     DIFFICULTY,
     RESERVED_TURNS,
@@ -43,7 +44,6 @@ from kgsynth.synth.scenario import (
     misstatable,
     several_valued,
 )
-from kgsynth.synth.statements import STATEMENTS
 
 TurnKind = Literal[
     "opening", "reply", "fact", "misstatement", "reask", "restate", "ack", "prompt", "clarify_q", "clarify_a", "noise",
