@@ -63,6 +63,7 @@ from kgsynth.llm import LLMGateway, ResponseCache, StageUsage, redact
 from kgsynth.pipeline.config import OFFLINE_FILTERS, SynthConfig
 from kgsynth.queries import Shape, sample_subgraphs
 from kgsynth.synth.dialogues.dialogue import VerbaliserError
+from kgsynth.synth.dialogues.haystack import Others, Pool
 from kgsynth.synth.dialogues.item import Item, make_item
 from kgsynth.synth.dialogues.llm_dialogue import STAGE as VERBALISE
 from kgsynth.synth.dialogues.llm_dialogue import Draft, LLMVerbaliser
@@ -676,8 +677,6 @@ class _Confusables:
     run's scenarios a padded dialogue draws its haystack from (built on first use)."""
 
     def __init__(self, plans: Sequence[CellPlan], seed: int, wanted: int = 2):
-        from kgsynth.synth.dialogues.haystack import Pool
-
         self.seed, self.wanted = seed, wanted
         self.haystack = Pool(lambda: (s for plan in plans for s in plan.scenarios), seed)
         self.by_relation: dict[str, list[Scenario]] = defaultdict(list)
@@ -693,8 +692,6 @@ class _Confusables:
         """Up to ``wanted`` of them, drawn by the seed and the scenario (the same on resume),
         none with a name that shares a word with a name the scenario mentions (none unless
         ``draw``); as a list that also hands ``haystack`` to ``pad_dialogue``."""
-        from kgsynth.synth.dialogues.haystack import Others
-
         if not draw:
             return Others((), self.haystack)
         rng = random.Random(f"{self.seed}:{scenario.id}:confusables")
