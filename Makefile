@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/kgsynth synth --graph data/demo --n 600 --seed 0 --out out/dataset
 	@head -n 1 out/dataset/items.jsonl | $(BIN)/python -c \
-		"import sys, json; from kgsynth.synth.export import item_from_row; i = item_from_row(json.loads(sys.stdin.read())); \
+		"import sys, json; from kgsynth.dataset import item_from_row; i = item_from_row(json.loads(sys.stdin.read())); \
 		print(i.transcript); print('Q:', i.question, i.format_instruction); print('gold:', i.gold)"
 
 subgraphs: $(STAMP)

@@ -166,10 +166,10 @@ from typing import Any
 import pyoxigraph as ox
 
 from kgsynth.errors import KgsynthError
+from kgsynth.formats import locale
+from kgsynth.formats.morph import analyzer, lemma_key
 from kgsynth.kg import KnowledgeGraph
 from kgsynth.kg.vocab import LABEL_PATH, RDF_TYPE, XSD, Operation, Rule, load_rules
-from kgsynth.synth import locale
-from kgsynth.synth.morph import analyzer, lemma_key
 
 ROOT = Path(__file__).resolve().parent.parent
 LANGS = ("en", "ru")
@@ -1031,7 +1031,7 @@ def _rule_of(item: Item, ctx: Context) -> Rule | None:
 
 def exact_rule_value(item: Item, ctx: Context) -> Decimal | None:
     """The rule's value on the item's facts before rounding, when it reproduces the gold."""
-    from kgsynth.synth.rules import RuleEvaluationError, evaluate
+    from kgsynth.synth.scenarios.rules import RuleEvaluationError, evaluate
 
     rule = _rule_of(item, ctx)
     if rule is None or rule.rounding is None:

@@ -7,7 +7,7 @@ For each target length it pads the same items two ways and measures the whole pa
 dialogue (the item's turns and the haystack's):
 
 - **synth**: ``make_item`` with ``DialogueSettings(target_tokens=...)`` and the pipeline's
-  pool of the run's scenarios (``kgsynth.synth.haystack``), against the old padding (1-3
+  pool of the run's scenarios (``kgsynth.synth.dialogues.haystack``), against the old padding (1-3
   lines of the twelve digit-free distractor lines per turn, inserted anywhere) on the same
   unpadded dialogue;
 - **eval**: the length sweep's ``render.stretched`` over a demo dataset (other items lend
@@ -38,15 +38,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from extract import machine, source_state  # noqa: E402
 
+from kgsynth.dataset.splits import read_items  # noqa: E402
 from kgsynth.eval import render  # noqa: E402
 from kgsynth.kg import KnowledgeGraph, load_rules  # noqa: E402
-from kgsynth.synth import dialogue, haystack  # noqa: E402
-from kgsynth.synth.config import SynthConfig  # noqa: E402
-from kgsynth.synth.dialogue import DialogueSettings, Turn, count_tokens, transcript  # noqa: E402
-from kgsynth.synth.export import read_items  # noqa: E402
-from kgsynth.synth.item import make_item  # noqa: E402
-from kgsynth.synth.phrases import PHRASES  # noqa: E402
-from kgsynth.synth.pipeline import plan_cells, synthesize  # noqa: E402
+from kgsynth.pipeline.config import SynthConfig  # noqa: E402
+from kgsynth.pipeline.run import plan_cells, synthesize  # noqa: E402
+from kgsynth.synth.dialogues import haystack  # noqa: E402
+from kgsynth.synth.dialogues import item as item_module  # noqa: E402
+from kgsynth.synth.dialogues.dialogue import DialogueSettings, Turn, count_tokens, transcript  # noqa: E402
+from kgsynth.synth.dialogues.item import make_item  # noqa: E402
+from kgsynth.synth.dialogues.phrases import PHRASES  # noqa: E402
 
 _DIGIT = re.compile(r"\d")
 
@@ -90,12 +91,12 @@ def _old_padding():
         facts = tuple(i for i, t in enumerate(turns) if t.kind == "fact")
         return d.model_copy(update={"turns": tuple(turns), "fact_turns": facts, "padding_turns": len(turns) - len(d.turns)})
 
-    saved = dialogue.pad_dialogue
-    dialogue.pad_dialogue = pad
+    saved = item_module.pad_dialogue
+    item_module.pad_dialogue = pad
     try:
         yield
     finally:
-        dialogue.pad_dialogue = saved
+        item_module.pad_dialogue = saved
 
 
 def old_sweep_padding(item, target: int, seed: int) -> list[Turn]:

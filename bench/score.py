@@ -61,17 +61,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from extract import machine, source_state
 
+from kgsynth.dataset.splits import read_items
 from kgsynth.eval import render
 from kgsynth.eval.hypotheses import test_hypotheses
 from kgsynth.eval.metrics import DEFAULT_SLICES, Metrics, compute_metrics, length_bucket
 from kgsynth.eval.results import RESULTS_FILE, AnswerRecord, read_results
 from kgsynth.eval.scoring import blanked, error_source, item_token_f1, score, value_recalled
+from kgsynth.formats.answers import NUMERIC_FORMATS, AnswerFormat
 from kgsynth.kg import KnowledgeGraph
-from kgsynth.synth.config import SynthConfig, load_config
-from kgsynth.synth.export import read_items
-from kgsynth.synth.formats import NUMERIC_FORMATS, AnswerFormat
-from kgsynth.synth.item import Item
-from kgsynth.synth.pipeline import synthesize
+from kgsynth.pipeline.config import SynthConfig, load_config
+from kgsynth.pipeline.run import synthesize
+from kgsynth.synth.dialogues.item import Item
 
 TARGETS = (1000, 2000, 4000, 8000, 16000)
 DEPTHS = (0.0, 0.25, 0.5, 0.75, 1.0)

@@ -43,9 +43,9 @@ from powerlaw import write_ntriples  # noqa: E402
 
 from kgsynth.filters import apply_filters  # noqa: E402
 from kgsynth.kg import KnowledgeGraph, demo_graph_path, load_rules  # noqa: E402
-from kgsynth.synth.config import SynthConfig, load_config  # noqa: E402
-from kgsynth.synth.item import make_item  # noqa: E402
-from kgsynth.synth.pipeline import make_filters, plan_cells, synthesize  # noqa: E402
+from kgsynth.pipeline.config import SynthConfig, load_config  # noqa: E402
+from kgsynth.pipeline.run import make_filters, plan_cells, synthesize  # noqa: E402
+from kgsynth.synth.dialogues.item import make_item  # noqa: E402
 
 
 def _run(paths: list[str], config: SynthConfig, conn) -> None:

@@ -45,8 +45,8 @@ def demo_kg() -> KnowledgeGraph:
 @pytest.fixture(scope="session")
 def demo_dataset(demo_kg, tmp_path_factory) -> Path:
     """The demo graph's smallest balanced dataset: one scenario per cell, en and ru (146 items)."""
-    from kgsynth.synth.config import SynthConfig
-    from kgsynth.synth.pipeline import synthesize
+    from kgsynth.pipeline.config import SynthConfig
+    from kgsynth.pipeline.run import synthesize
 
     out = tmp_path_factory.mktemp("demo-dataset") / "dataset"
     synthesize(demo_kg, SynthConfig.model_validate({"dataset": {"n": 40}}), out)

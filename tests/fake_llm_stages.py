@@ -12,7 +12,7 @@ import json
 import re
 
 from kgsynth.filters.judge import RUBRIC
-from kgsynth.synth.llm_dialogue import PROMPT
+from kgsynth.synth.dialogues.llm_dialogue import PROMPT
 
 _LINE = re.compile(r"^(\d+)\. [^:]+: (.*)$")
 

@@ -2,7 +2,7 @@
 
 It re-derives an item's gold answer from the item's source triples (N-Triples) and the
 rule's raw definition in an rdflib graph of the rules file, in plain Python with
-``decimal``. It deliberately shares no code with the rule engine (``kgsynth.synth.rules``)
+``decimal``. It deliberately shares no code with the rule engine (``kgsynth.synth.scenarios.rules``)
 nor with ``kgsynth.kg.vocab.load_rules``: it reads the vocabulary straight from
 docs/vocabulary.md's operations table.
 """

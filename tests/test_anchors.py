@@ -16,10 +16,10 @@ from kgsynth.cli import app
 from kgsynth.errors import KgsynthError
 from kgsynth.kg import KnowledgeGraph
 from kgsynth.kg._backends import Rows
+from kgsynth.pipeline.config import SynthConfig
+from kgsynth.pipeline.run import synthesize
 from kgsynth.queries import Anchors, _extract, load_template, sample_subgraphs
 from kgsynth.queries._anchors import anchor_population
-from kgsynth.synth.config import SynthConfig
-from kgsynth.synth.pipeline import synthesize
 
 EMPLOYEE = "https://kgsynth.example/demo/Employee"
 CITY = "https://kgsynth.example/demo/City"

@@ -25,10 +25,10 @@ from gold_checker import (
     local_name,
 )
 
+from kgsynth.dataset.splits import read_items
 from kgsynth.kg import load_rules
-from kgsynth.synth.config import SynthConfig
-from kgsynth.synth.export import read_items
-from kgsynth.synth.pipeline import plan_cells, synthesize
+from kgsynth.pipeline.config import SynthConfig
+from kgsynth.pipeline.run import plan_cells, synthesize
 
 
 @pytest.fixture(scope="module")
@@ -157,7 +157,7 @@ def test_a_rule_number_is_a_leak_unless_it_is_the_item_s_own_input(default_run, 
     """An engine of exactly 100 hp states the bracket's bound as its fact, not as the rule;
     the same number said in any other turn is still a leak."""
     from kgsynth.filters import RuleLeakageFilter
-    from kgsynth.synth.dialogue import Turn
+    from kgsynth.synth.dialogues.dialogue import Turn
 
     leakage = RuleLeakageFilter(load_rules(demo_kg))
     edge = [i for i in read_items(default_run / "items.jsonl")

@@ -13,15 +13,15 @@ from decimal import Decimal
 
 import pytest
 
+from kgsynth.dataset.splits import read_items
 from kgsynth.filters import AnswerLeakFilter
+from kgsynth.formats import locale
+from kgsynth.formats.answers import AnswerFormat
 from kgsynth.kg import load_rules
-from kgsynth.synth import locale
-from kgsynth.synth.config import SynthConfig
-from kgsynth.synth.dialogue import DialogueSettings
-from kgsynth.synth.export import read_items
-from kgsynth.synth.formats import AnswerFormat
-from kgsynth.synth.item import Item, make_item
-from kgsynth.synth.pipeline import plan_cells, synthesize
+from kgsynth.pipeline.config import SynthConfig
+from kgsynth.pipeline.run import plan_cells, synthesize
+from kgsynth.synth.dialogues.dialogue import DialogueSettings
+from kgsynth.synth.dialogues.item import Item, make_item
 
 EX = "https://kgsynth.example/demo/"
 LANGUAGES = ("en", "ru")

@@ -130,8 +130,8 @@ def tiny_dataset(tmp_path_factory) -> Path:
     """A finished dataset from the hand-made graph (4 items, easy: a medium item needs two
     other salaried entities for its confusable turns, and the graph has one): damaged copies are cases."""
     from kgsynth.kg import KnowledgeGraph
-    from kgsynth.synth.config import SynthConfig
-    from kgsynth.synth.pipeline import synthesize
+    from kgsynth.pipeline.config import SynthConfig
+    from kgsynth.pipeline.run import synthesize
 
     out = tmp_path_factory.mktemp("tiny") / "dataset"
     synthesize(KnowledgeGraph.load(HANDMADE), SynthConfig.model_validate({"dataset": {"n": 4, "difficulties": ["easy"]}}), out)

@@ -9,12 +9,12 @@ import json
 import pytest
 from gold_checker import demo_rules_graph, expected_item_answer
 
+from kgsynth.dataset.splits import read_items
 from kgsynth.filters import AttributionFilter
-from kgsynth.synth import dialogue
-from kgsynth.synth.config import SynthConfig
-from kgsynth.synth.export import read_items
-from kgsynth.synth.formats import canonical_gold, check_answer
-from kgsynth.synth.pipeline import synthesize
+from kgsynth.formats.answers import canonical_gold, check_answer
+from kgsynth.pipeline.config import SynthConfig
+from kgsynth.pipeline.run import synthesize
+from kgsynth.synth.dialogues import dialogue
 
 
 def _config(confusables: float, target_tokens: int | None = None, n: int = 240, filters: tuple[str, ...] | None = None) -> SynthConfig:

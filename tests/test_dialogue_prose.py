@@ -14,13 +14,14 @@ import pytest
 from conftest import ROOT
 
 from kgsynth.kg import load_rules
-from kgsynth.synth.config import load_config
-from kgsynth.synth.dialogue import DialogueSettings, build_dialogue
-from kgsynth.synth.item import item_rng
-from kgsynth.synth.phrases import NOISE, NOISE_LINES, PAUSES, PHRASES
-from kgsynth.synth.pipeline import plan_cells
-from kgsynth.synth.scenario import DIFFICULTY
-from kgsynth.synth.statements import STATEMENTS
+from kgsynth.pipeline.config import load_config
+from kgsynth.pipeline.run import plan_cells
+from kgsynth.synth.dialogues.dialogue import DialogueSettings, build_dialogue
+from kgsynth.synth.dialogues.haystack import pad_dialogue
+from kgsynth.synth.dialogues.item import item_rng
+from kgsynth.synth.dialogues.phrases import NOISE, NOISE_LINES, PAUSES, PHRASES
+from kgsynth.synth.dialogues.statements import STATEMENTS
+from kgsynth.synth.scenarios.scenario import DIFFICULTY
 
 LANGS = ("en", "ru")
 # knobs turned up so that every kind of turn occurs often
@@ -55,7 +56,8 @@ def test_no_line_twice_and_no_speaker_twice_in_a_row(dialogues):
 def test_padding_keeps_speakers_alternating(scenarios):
     for scenario in scenarios[::25]:
         for lang in LANGS:
-            dialogue = build_dialogue(scenario, lang, DialogueSettings(target_tokens=600), item_rng(0, scenario, lang))
+            rng = item_rng(0, scenario, lang)
+            dialogue = pad_dialogue(build_dialogue(scenario, lang, DialogueSettings(), rng), scenario, lang, 600, rng)
             assert dialogue.padding_turns > 0
             assert all(a.speaker != b.speaker for a, b in zip(dialogue.turns, dialogue.turns[1:], strict=False)), dialogue.text
 

@@ -16,11 +16,11 @@ from conftest import ROOT
 
 from kgsynth.filters import StructureFilter
 from kgsynth.kg import load_rules
-from kgsynth.synth.config import SynthConfig, load_config
-from kgsynth.synth.dialogue import DialogueSettings, build_dialogue
-from kgsynth.synth.item import item_from_dialogue, item_rng, make_item
-from kgsynth.synth.pipeline import _Confusables, plan_cells, synthesize
-from kgsynth.synth.scenario import DIFFICULTY, MAX_CORRECTIONS, MAX_DISTRACTORS, Difficulty, Scenario
+from kgsynth.pipeline.config import SynthConfig, load_config
+from kgsynth.pipeline.run import _Confusables, plan_cells, synthesize
+from kgsynth.synth.dialogues.dialogue import DialogueSettings, build_dialogue
+from kgsynth.synth.dialogues.item import item_from_dialogue, item_rng, make_item
+from kgsynth.synth.scenarios.scenario import DIFFICULTY, MAX_CORRECTIONS, MAX_DISTRACTORS, Difficulty, Scenario
 
 
 @pytest.fixture(scope="module")

@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 from conftest import DEMO
 
+from kgsynth._files import JsonlWriter
+from kgsynth.dataset.splits import SPLITS, DatasetWriter
 from kgsynth.errors import KgsynthError
 from kgsynth.eval.dataset import load_rules
 from kgsynth.filters import StructureFilter
 from kgsynth.kg import KnowledgeGraph
-from kgsynth.synth.config import SynthConfig
-from kgsynth.synth.export import SPLITS, DatasetWriter, JsonlWriter
-from kgsynth.synth.pipeline import synthesize
+from kgsynth.pipeline.config import SynthConfig
+from kgsynth.pipeline.run import synthesize
 
 datasets = pytest.importorskip("datasets")
 

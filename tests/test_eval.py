@@ -14,15 +14,15 @@ import pytest
 from conftest import ROOT, kill_when_logged
 from llm_fault_injector import FAULTS, FaultInjectingServer
 
+from kgsynth.dataset.splits import read_items
 from kgsynth.eval import render
 from kgsynth.eval.config import EvalConfig, EvalModel, LengthSweep, PositionSweep
 from kgsynth.eval.prompts import PROMPT, answer_messages, probe_messages
 from kgsynth.eval.results import read_results
 from kgsynth.eval.runner import evaluate, load_rules, rule_statement
 from kgsynth.eval.scoring import BLANK, blanked, error_source, rule_recalled, score, token_f1, value_recalled
-from kgsynth.synth.dialogue import count_tokens, transcript
-from kgsynth.synth.export import read_items
-from kgsynth.synth.formats import AnswerFormat, check_answer, has_word, numbers_in
+from kgsynth.formats.answers import AnswerFormat, check_answer, has_word, numbers_in
+from kgsynth.synth.dialogues.dialogue import count_tokens, transcript
 
 
 @pytest.fixture(scope="module")

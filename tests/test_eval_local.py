@@ -14,11 +14,11 @@ import pytest
 from conftest import ROOT
 from local_llm import SMOLLM2_SHA256, llama_server, missing, smollm2_path, verify
 
+from kgsynth.dataset.splits import read_items
 from kgsynth.eval.results import read_results
 from kgsynth.eval.scoring import score
-from kgsynth.synth.config import SynthConfig
-from kgsynth.synth.export import read_items
-from kgsynth.synth.pipeline import synthesize
+from kgsynth.pipeline.config import SynthConfig
+from kgsynth.pipeline.run import synthesize
 
 pytestmark = [pytest.mark.local_llm, pytest.mark.skipif(missing() is not None, reason=missing() or "")]
 

@@ -27,11 +27,11 @@ from kgsynth.eval.metrics import (
 )
 from kgsynth.eval.results import AnswerRecord
 from kgsynth.kg import load_rules
-from kgsynth.synth.config import SynthConfig
-from kgsynth.synth.dialogue import DialogueSettings
-from kgsynth.synth.item import ItemMetadata, make_item
-from kgsynth.synth.pipeline import plan_cells
-from kgsynth.synth.scenario import Difficulty
+from kgsynth.pipeline.config import SynthConfig
+from kgsynth.pipeline.run import plan_cells
+from kgsynth.synth.dialogues.dialogue import DialogueSettings
+from kgsynth.synth.dialogues.item import ItemMetadata, make_item
+from kgsynth.synth.scenarios.scenario import Difficulty
 
 TARGETS = (500, 1000, 2000, 4000, 8000)
 

@@ -9,14 +9,14 @@ from collections import Counter
 
 import pytest
 
+from kgsynth.dataset.splits import read_items
 from kgsynth.filters import ExactDuplicateFilter
 from kgsynth.kg import load_rules
-from kgsynth.synth.config import SynthConfig
-from kgsynth.synth.dialogue import DialogueSettings
-from kgsynth.synth.export import read_items
-from kgsynth.synth.item import Item, make_item
-from kgsynth.synth.pipeline import plan_cells, synthesize
-from kgsynth.synth.scenario import cell_key, question_key
+from kgsynth.pipeline.config import SynthConfig
+from kgsynth.pipeline.run import plan_cells, synthesize
+from kgsynth.synth.dialogues.dialogue import DialogueSettings
+from kgsynth.synth.dialogues.item import Item, make_item
+from kgsynth.synth.scenarios.scenario import cell_key, question_key
 
 CONFIG = SynthConfig.model_validate({"dataset": {"n": 300}})
 NO_EXACT_DUPLICATE = SynthConfig.model_validate(

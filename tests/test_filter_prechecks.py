@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgsynth.filters.answer_stated import _first_said
-from kgsynth.synth.formats import has_word, normalize_text, number_marks, number_pattern, numbers_in
+from kgsynth.formats.answers import has_word, normalize_text, number_marks, number_pattern, numbers_in
 
 SEPARATORS = ", \u00a0\u202f\u2009"
 # digits, every separator and sign the number grammar knows, and pieces of dates

@@ -9,14 +9,14 @@ import pytest
 
 from kgsynth.filters import AnswerStatedFilter, ClosedBookFilter, RuleLeakageFilter
 from kgsynth.filters.closed_book import closed_book_messages
-from kgsynth.filters.leakage import rule_numbers
+from kgsynth.formats import locale
+from kgsynth.formats.answers import AnswerFormat, parse_number
 from kgsynth.kg import load_rules
-from kgsynth.synth import locale
-from kgsynth.synth.config import SynthConfig
-from kgsynth.synth.dialogue import DialogueSettings, Turn
-from kgsynth.synth.formats import AnswerFormat, parse_number
-from kgsynth.synth.item import Item, make_item
-from kgsynth.synth.pipeline import plan_cells
+from kgsynth.pipeline.config import SynthConfig
+from kgsynth.pipeline.run import plan_cells
+from kgsynth.synth.dialogues.dialogue import DialogueSettings, Turn
+from kgsynth.synth.dialogues.item import Item, make_item
+from kgsynth.synth.scenarios.rules import rule_numbers
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +170,7 @@ def test_another_entity_of_the_graph_is_caught_by_the_ruler(entity_match, all_sh
 
 def _without(text: str, labels: list[str]) -> str:
     """``text`` without any word of the labels, in any case it is declined in ("заказу ORD-1")."""
-    from kgsynth.synth.morph import lemma_key
+    from kgsynth.formats.morph import lemma_key
 
     words = {w for label in labels for w in lemma_key(label).split()}
     return " ".join("it" if lemma_key(w).strip("«».,?!:;") in words else w for w in text.casefold().split())

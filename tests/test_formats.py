@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from kgsynth.synth.formats import (
+from kgsynth.formats.answers import (
     AnswerCheck,
     AnswerFormat,
     Choices,
@@ -22,7 +22,7 @@ from kgsynth.synth.formats import (
     normalize_text,
     parse_number,
 )
-from kgsynth.synth.locale import NBSP, format_number
+from kgsynth.formats.locale import NBSP, format_number
 
 F = AnswerFormat
 NNBSP, THIN = "\u202f", "\u2009"

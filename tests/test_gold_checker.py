@@ -11,12 +11,12 @@ import pytest
 import rdflib
 from gold_checker import KGS, WEEKDAYS, class_label, demo_rules_graph, expected_gold
 
+from kgsynth.formats.answers import AnswerFormat, canonical_gold, check_answer
 from kgsynth.kg import load_rules
 from kgsynth.queries import sample_subgraphs
-from kgsynth.synth.dialogue import DialogueSettings
-from kgsynth.synth.formats import AnswerFormat, canonical_gold, check_answer
-from kgsynth.synth.item import make_item
-from kgsynth.synth.scenario import ScenarioBuilder
+from kgsynth.synth.dialogues.dialogue import DialogueSettings
+from kgsynth.synth.dialogues.item import make_item
+from kgsynth.synth.scenarios.scenario import ScenarioBuilder
 
 TEXT_FORMATS = (AnswerFormat.one_token, AnswerFormat.short_text)
 

@@ -1,4 +1,4 @@
-"""The haystack (kgsynth.synth.haystack): padding to a length with other scenarios' fact
+"""The haystack (kgsynth.synth.dialogues.haystack): padding to a length with other scenarios' fact
 turns, other entities' facts and small talk with numbers leaves every gold where it was,
 up to 32k tokens in synthesis and in the eval length sweep; at 128k tokens no line is
 said more than a few times and most haystack lines carry numbers; the same seed gives
@@ -20,17 +20,17 @@ from collections import Counter
 import pytest
 from gold_checker import demo_rules_graph, expected_item_answer
 
+from kgsynth.dataset.splits import read_items
 from kgsynth.eval import render
-from kgsynth.filters import rule_numbers
+from kgsynth.formats.answers import canonical_gold, check_answer, dates_in, has_word, numbers_in
 from kgsynth.kg import load_rules
-from kgsynth.synth import haystack
-from kgsynth.synth.config import SynthConfig
-from kgsynth.synth.dialogue import DialogueSettings, Turn, count_tokens
-from kgsynth.synth.export import read_items
-from kgsynth.synth.formats import canonical_gold, check_answer, dates_in, has_word, numbers_in
-from kgsynth.synth.item import make_item
-from kgsynth.synth.phrases import TALK, YES_NO
-from kgsynth.synth.pipeline import plan_cells, synthesize
+from kgsynth.pipeline.config import SynthConfig
+from kgsynth.pipeline.run import plan_cells, synthesize
+from kgsynth.synth.dialogues import haystack
+from kgsynth.synth.dialogues.dialogue import DialogueSettings, Turn, count_tokens
+from kgsynth.synth.dialogues.item import make_item
+from kgsynth.synth.dialogues.phrases import TALK, YES_NO
+from kgsynth.synth.scenarios.rules import rule_numbers
 
 VALUE_KINDS = {"fact", "misstatement", "reask", "restate", "clarify_q", "clarify_a"}
 _WORD = re.compile(r"\w+")

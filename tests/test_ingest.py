@@ -440,9 +440,9 @@ def test_an_unusable_answer_merges_nothing_and_says_why(tmp_path):
 
 
 def test_items_cite_the_documents_that_state_their_facts(tmp_path):
-    from kgsynth.synth.config import load_config
-    from kgsynth.synth.export import read_items
-    from kgsynth.synth.pipeline import synthesize
+    from kgsynth.dataset.splits import read_items
+    from kgsynth.pipeline.config import load_config
+    from kgsynth.pipeline.run import synthesize
 
     write_graph(tmp_path / "g.trig", "https://example.org/kg/", BANKS)
     config = load_config(Path(__file__).parents[1] / "configs" / "from_documents.toml")  # the README's command

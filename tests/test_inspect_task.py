@@ -21,12 +21,12 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from inspect_ai.scorer import CORRECT, INCORRECT
 from local_llm import SMOLLM2_SHA256, llama_server, missing, smollm2_path, verify
 
+from kgsynth.dataset.splits import read_items
 from kgsynth.errors import KgsynthError
 from kgsynth.eval import prompts, render, scoring
 from kgsynth.eval.config import EvalModel
 from kgsynth.eval.inspect_task import kgsynth_task
 from kgsynth.kg import load_rules
-from kgsynth.synth.export import read_items
 
 SCORER = "kgsynth_scorer"
 # inspect_ai 0.3.285 calls tenacity with a deprecated argument on every model it builds

@@ -11,12 +11,13 @@ import pyoxigraph as ox
 import pytest
 from conftest import FB15K, ROOT
 
+from kgsynth.formats import morph
 from kgsynth.kg import KnowledgeGraph, load_rules
+from kgsynth.pipeline.config import SynthConfig
+from kgsynth.pipeline.run import plan_cells
 from kgsynth.queries import Fact, Node
-from kgsynth.synth import morph
-from kgsynth.synth.config import SynthConfig
-from kgsynth.synth.dialogue import _Writer
-from kgsynth.synth.lexicon import (
+from kgsynth.synth.dialogues.dialogue import _Writer
+from kgsynth.synth.naming.lexicon import (
     EntityWording,
     Lexicon,
     class_in_name,
@@ -26,8 +27,7 @@ from kgsynth.synth.lexicon import (
     shortened,
     wording,
 )
-from kgsynth.synth.pipeline import plan_cells
-from kgsynth.synth.questions import _English, _Russian
+from kgsynth.synth.naming.questions import _English, _Russian
 
 _PREPOSITIONS = {"in", "at", "by", "of", "for", "on", "to", "from", "with", "into"}
 _ONE_FACT_PER_RELATION = """

@@ -15,13 +15,13 @@ import rdflib
 from gold_checker import expected_item_answer
 
 from kgsynth.cli._app import run
+from kgsynth.formats.answers import AnswerFormat, canonical_gold, check_answer
 from kgsynth.kg import KnowledgeGraph, load_rules
 from kgsynth.kg.vocab import Operation
 from kgsynth.queries import sample_subgraphs
-from kgsynth.synth.dialogue import DialogueSettings
-from kgsynth.synth.formats import AnswerFormat, canonical_gold, check_answer
-from kgsynth.synth.item import make_item
-from kgsynth.synth.scenario import ScenarioBuilder
+from kgsynth.synth.dialogues.dialogue import DialogueSettings
+from kgsynth.synth.dialogues.item import make_item
+from kgsynth.synth.scenarios.scenario import ScenarioBuilder
 
 RULES = """
 @prefix kgs: <https://w3id.org/kgsynth/vocab#> .

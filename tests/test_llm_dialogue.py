@@ -8,11 +8,12 @@ import datetime as dt
 import pytest
 
 from kgsynth.kg import load_rules
+from kgsynth.pipeline.config import SynthConfig
+from kgsynth.pipeline.run import plan_cells
 from kgsynth.queries import Shape
-from kgsynth.synth.config import SynthConfig
-from kgsynth.synth.dialogue import DialogueSettings
-from kgsynth.synth.item import make_item
-from kgsynth.synth.llm_dialogue import (
+from kgsynth.synth.dialogues.dialogue import DialogueSettings
+from kgsynth.synth.dialogues.item import make_item
+from kgsynth.synth.dialogues.llm_dialogue import (
     Draft,
     LLMVerbaliser,
     WrittenDialogue,
@@ -21,7 +22,6 @@ from kgsynth.synth.llm_dialogue import (
     question_problem,
     written_dialogue_model,
 )
-from kgsynth.synth.pipeline import plan_cells
 
 
 @pytest.fixture(scope="module")
@@ -179,7 +179,7 @@ def test_a_date_written_another_way_is_put_back_as_written(demo_kg):
 
 
 def test_a_number_regrouped_is_put_back_and_an_ambiguous_one_is_not(demo_kg):
-    from kgsynth.synth.formats import parse_number
+    from kgsynth.formats.answers import parse_number
 
     config = SynthConfig.model_validate({"sampling": {"shapes": ["rule_application", "simple", "comparison"]}})
     plans = plan_cells(demo_kg, config, load_rules(demo_kg))

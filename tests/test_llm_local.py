@@ -62,12 +62,12 @@ def test_a_cached_rerun_makes_no_calls(base_url, tmp_path):
 def test_closed_book_drops_exactly_the_items_the_guesser_answers(base_url, demo_kg, tmp_path):
     from kgsynth.filters import ClosedBookFilter
     from kgsynth.filters.closed_book import closed_book_messages
+    from kgsynth.formats.answers import AnswerFormat, Constraints
     from kgsynth.kg import load_rules
-    from kgsynth.synth.config import SynthConfig
-    from kgsynth.synth.dialogue import DialogueSettings
-    from kgsynth.synth.formats import AnswerFormat, Constraints
-    from kgsynth.synth.item import make_item
-    from kgsynth.synth.pipeline import plan_cells
+    from kgsynth.pipeline.config import SynthConfig
+    from kgsynth.pipeline.run import plan_cells
+    from kgsynth.synth.dialogues.dialogue import DialogueSettings
+    from kgsynth.synth.dialogues.item import make_item
 
     plans = plan_cells(demo_kg, SynthConfig(), load_rules(demo_kg))
     yes_no = [make_item(p.scenarios[0], "en", DialogueSettings(), 0) for p in plans if p.key.endswith("/yes_no")][:3]

@@ -18,11 +18,11 @@ from conftest import kill_when_logged
 from fake_llm_stages import fake_stage_reply
 from llm_fault_injector import FaultInjectingServer
 
+from kgsynth.dataset.splits import read_items
 from kgsynth.errors import KgsynthError
-from kgsynth.synth.config import SynthConfig
-from kgsynth.synth.export import read_items
-from kgsynth.synth.llm_dialogue import PROMPT
-from kgsynth.synth.pipeline import synthesize
+from kgsynth.pipeline.config import SynthConfig
+from kgsynth.pipeline.run import synthesize
+from kgsynth.synth.dialogues.llm_dialogue import PROMPT
 
 # 5 cells x 2 languages: 10 scenarios per cell, 100 items
 DATASET = {"n": 100, "difficulties": ["easy"], "formats": ["number"]}

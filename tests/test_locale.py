@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from kgsynth.synth.formats import AnswerFormat, check_answer
-from kgsynth.synth.locale import (
+from kgsynth.formats.answers import AnswerFormat, check_answer
+from kgsynth.formats.locale import (
     format_date,
     format_days,
     format_money,

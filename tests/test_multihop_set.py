@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 from set_chain_checker import Triples, chain_of, key, node_key, subgraph_facts
 
 from kgsynth.errors import UnknownShapeError
+from kgsynth.formats.answers import AnswerFormat
 from kgsynth.kg import KnowledgeGraph, OxigraphBackend, load_rules
 from kgsynth.kg.vocab import RDFS, XSD
 from kgsynth.queries import enumerate_subgraphs, sample_subgraphs, templates_for
-from kgsynth.synth.formats import AnswerFormat
-from kgsynth.synth.lexicon import noun_of
-from kgsynth.synth.questions import fan_chain
-from kgsynth.synth.scenario import ScenarioBuilder
+from kgsynth.synth.naming.lexicon import noun_of
+from kgsynth.synth.naming.questions import fan_chain
+from kgsynth.synth.scenarios.scenario import ScenarioBuilder
 
 VARIANTS = [f"{h}-hop-{at}" for h in (2, 3, 4) for at in ("last", "mid")]
 

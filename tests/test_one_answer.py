@@ -10,16 +10,16 @@ from decimal import ROUND_HALF_UP, Decimal
 import pyoxigraph as ox
 import pytest
 
+from kgsynth.formats.answers import AnswerFormat, Constraints, check_answer, format_instruction
+from kgsynth.formats.locale import plain_number
+from kgsynth.formats.morph import CASES, decline
 from kgsynth.kg import load_rules
 from kgsynth.kg.vocab import XSD, Operation
 from kgsynth.queries import Shape, sample_subgraphs
-from kgsynth.synth.dialogue import DialogueSettings
-from kgsynth.synth.formats import AnswerFormat, Constraints, check_answer, format_instruction
-from kgsynth.synth.item import make_item
-from kgsynth.synth.locale import plain_number
-from kgsynth.synth.morph import CASES, decline
-from kgsynth.synth.rules import evaluate, evaluate_subgraph
-from kgsynth.synth.scenario import ScenarioBuilder
+from kgsynth.synth.dialogues.dialogue import DialogueSettings
+from kgsynth.synth.dialogues.item import make_item
+from kgsynth.synth.scenarios.rules import evaluate, evaluate_subgraph
+from kgsynth.synth.scenarios.scenario import ScenarioBuilder
 
 LANGS = ("en", "ru")
 DEMO = "https://kgsynth.example/demo/"

@@ -13,13 +13,13 @@ import pyoxigraph as ox
 import pytest
 
 from kgsynth.eval.runner import load_items
+from kgsynth.formats.answers import check_answer
 from kgsynth.kg import KnowledgeGraph
+from kgsynth.pipeline.config import SynthConfig
+from kgsynth.pipeline.run import synthesize
 from kgsynth.pressure.cases import fact_of, in_context_cases, spread, world_cases
 from kgsynth.pressure.claims import Confusability
 from kgsynth.pressure.config import PressureConfig
-from kgsynth.synth.config import SynthConfig
-from kgsynth.synth.formats import check_answer
-from kgsynth.synth.pipeline import synthesize
 
 DATA = Path(__file__).parent / "data"
 FB15K = Path(__file__).parents[2] / "shared" / "external" / "fb15k237" / "fb15k237.nt.gz"

@@ -14,6 +14,7 @@ from llm_fault_injector import FaultInjectingServer
 
 from kgsynth.errors import KgsynthError
 from kgsynth.eval.config import EvalModel
+from kgsynth.formats.answers import AnswerFormat, Constraints, format_instruction
 from kgsynth.pressure.cases import PressureCase
 from kgsynth.pressure.claims import Confusability
 from kgsynth.pressure.config import PressureConfig
@@ -23,8 +24,7 @@ from kgsynth.pressure.operations import Operation
 from kgsynth.pressure.policy import Outcome
 from kgsynth.pressure.report import build_report
 from kgsynth.pressure.run import EPISODES_FILE, EpisodeRecord, read_claims, read_episodes, run, train, write_claims
-from kgsynth.synth.dialogue import Turn
-from kgsynth.synth.formats import AnswerFormat, Constraints, format_instruction
+from kgsynth.synth.dialogues.dialogue import Turn
 
 
 def _case(case_id: str = "c1", language: str = "en", fmt: AnswerFormat = AnswerFormat.short_text, true: str = "Denis Smirnov",

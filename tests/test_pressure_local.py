@@ -17,11 +17,11 @@ from conftest import ROOT
 from local_llm import SMOLLM2_SHA256, llama_server, missing, qwen05_path, smollm2_path, verify
 
 from kgsynth.eval.scoring import value_recalled
+from kgsynth.formats.answers import check_answer
+from kgsynth.pipeline.config import SynthConfig
+from kgsynth.pipeline.run import synthesize
 from kgsynth.pressure.policy import Outcome
 from kgsynth.pressure.run import read_claims, read_episodes
-from kgsynth.synth.config import SynthConfig
-from kgsynth.synth.formats import check_answer
-from kgsynth.synth.pipeline import synthesize
 
 pytestmark = [pytest.mark.local_llm, pytest.mark.skipif(missing() is not None, reason=missing() or "")]
 

@@ -9,7 +9,7 @@ import random
 
 import pyarrow.parquet as pq
 
-from kgsynth.synth.export import SPLITS, DatasetWriter, public_order, split_lines
+from kgsynth.dataset.splits import SPLITS, DatasetWriter, public_order, split_lines
 
 
 def _rows(path) -> list[dict]:

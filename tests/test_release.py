@@ -206,11 +206,11 @@ def test_bad_inputs_are_one_line(releases, capsys, tmp_path):
 def test_a_reworded_question_an_earlier_release_asked_is_rejected(releases):
     """A template question is left out when planned; a model's rewording is checked as the
     scenario is kept (the fake here: an item whose question an earlier release asked)."""
-    from kgsynth.synth.config import SynthConfig
-    from kgsynth.synth.export import item_from_row
-    from kgsynth.synth.pipeline import PUBLISHED, _Outcome, _Wording
-    from kgsynth.synth.published import Published
-    from kgsynth.synth.scenario import question_digest
+    from kgsynth.dataset.splits import item_from_row
+    from kgsynth.pipeline.config import SynthConfig
+    from kgsynth.pipeline.run import PUBLISHED, _Outcome, _Wording
+    from kgsynth.synth.scenarios.published import Published
+    from kgsynth.synth.scenarios.scenario import question_digest
 
     item = item_from_row(_items(releases["v1"])[0])
     asked = Published(questions=frozenset({question_digest(f"  {item.question.upper()} ")}))
@@ -226,8 +226,8 @@ def test_a_question_is_not_asked_again_over_changed_facts(releases, tmp_path):
     from decimal import Decimal
 
     from kgsynth.kg import load_rules
-    from kgsynth.synth.config import SynthConfig
-    from kgsynth.synth.pipeline import plan_cells
+    from kgsynth.pipeline.config import SynthConfig
+    from kgsynth.pipeline.run import plan_cells
 
     v1_items = _items(releases["v1"])
     asked = {t for i in v1_items for t in i["metadata"]["source_triples"]}

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from kgsynth.kg import KnowledgeGraph, load_rules
 from kgsynth.kg.vocab import XSD, Operation, Rule, RuleKind
-from kgsynth.synth.rules import RuleEvaluationError, evaluate
+from kgsynth.synth.scenarios.rules import RuleEvaluationError, evaluate
 
 V = "http://v.example/"
 

@@ -13,7 +13,7 @@ import pytest
 from kgsynth.kg import KnowledgeGraph, load_rules
 from kgsynth.kg.vocab import XSD, Comparison, Operation, Rule, RuleKind, RuleOrigin
 from kgsynth.queries import sample_subgraphs
-from kgsynth.synth.rules import RuleEvaluationError, RuleOutcome, evaluate, evaluate_subgraph, plain
+from kgsynth.synth.scenarios.rules import RuleEvaluationError, RuleOutcome, evaluate, evaluate_subgraph, plain
 
 V = "http://v.example/"
 DEMO = "https://kgsynth.example/demo/"

@@ -231,7 +231,7 @@ def _objects_by_relation(kg: KnowledgeGraph) -> dict:
 def _engine_answers(rule, objects) -> int:
     """The entities the rule engine answers: one value per input, read on the entity's one
     value of kgs:via (an IRI other than itself) for a bridged input."""
-    from kgsynth.synth.rules import RuleEvaluationError, evaluate
+    from kgsynth.synth.scenarios.rules import RuleEvaluationError, evaluate
 
     via = rule.via
     if via is None:
@@ -477,7 +477,7 @@ def test_fb15k_gets_one_hop_ages_through_links_with_one_value(fb15k):
 
 def test_fb15k_sampled_rule_items_evaluate(fb15k):
     """Rule-application subgraphs of the proposed aggregate rules (2-30 members) evaluate."""
-    from kgsynth.synth.rules import evaluate_subgraph
+    from kgsynth.synth.scenarios.rules import evaluate_subgraph
 
     kg, suggestion = fb15k
     rules = load_rules(kg)

@@ -17,8 +17,8 @@ from conftest import ROOT
 
 from kgsynth.errors import KgsynthError
 from kgsynth.kg import KnowledgeGraph, load_rules
-from kgsynth.synth.config import SynthConfig
-from kgsynth.synth.pipeline import plan_cells, synthesize
+from kgsynth.pipeline.config import SynthConfig
+from kgsynth.pipeline.run import plan_cells, synthesize
 
 CONFIG = SynthConfig.model_validate({"dataset": {"n": 122}})  # one item per cell and language on the demo graph
 
@@ -111,7 +111,7 @@ def test_a_finished_run_with_a_damaged_file_is_made_again(demo_kg, reference, tm
 # of the finish; the same run again must end with the reference's files and no work folder.
 _KILL_AT = {
     "manifest": """
-        from kgsynth.synth import pipeline
+        from kgsynth.pipeline import run as pipeline
         write = pipeline.write_json_atomic
         def killing(path, data):
             if path.name == "manifest.json":
@@ -120,7 +120,7 @@ _KILL_AT = {
         pipeline.write_json_atomic = killing
     """,
     "cleanup": """
-        from kgsynth.synth import pipeline
+        from kgsynth.pipeline import run as pipeline
         pipeline.remove_work_folder = lambda out: os.kill(os.getpid(), signal.SIGKILL)
     """,
     "mid-removal": """
@@ -143,9 +143,9 @@ def test_a_kill_while_finishing_resumes_to_the_same_files(demo_kg, reference, tm
     killed = tmp_path / "killed"
     script = "import os, signal\n" + textwrap.dedent(_KILL_AT[point]) + textwrap.dedent(f"""
         from kgsynth.kg import KnowledgeGraph
-        from kgsynth.synth.config import SynthConfig
+        from kgsynth.pipeline.config import SynthConfig
         pipeline_config = SynthConfig.model_validate({CONFIG.model_dump(mode="json")!r})
-        from kgsynth.synth.pipeline import synthesize
+        from kgsynth.pipeline.run import synthesize
         synthesize(KnowledgeGraph.load({str(ROOT / "data" / "demo")!r}), pipeline_config, __import__("pathlib").Path({str(killed)!r}))
     """)
     process = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True)

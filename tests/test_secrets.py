@@ -159,8 +159,8 @@ def test_rejection_reasons_are_redacted_before_they_are_written(demo_kg, tmp_pat
     """The second layer: a filter whose reason quotes a credential (as a server's error body
     may) gets it redacted in the progress log and rejections.jsonl."""
     from kgsynth.filters import StructureFilter
-    from kgsynth.synth.config import SynthConfig
-    from kgsynth.synth.pipeline import synthesize
+    from kgsynth.pipeline.config import SynthConfig
+    from kgsynth.pipeline.run import synthesize
 
     leaked = "Authorization: Bearer sk-proj-abcdefghijklmnopqrstuvwxyz0123"
     original = StructureFilter.reason

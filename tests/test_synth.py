@@ -14,16 +14,16 @@ from collections import Counter
 import pytest
 from conftest import ROOT
 
+from kgsynth.dataset.splits import SPLITS, read_items
 from kgsynth.errors import KgsynthError
+from kgsynth.formats.answers import numbers_in
 from kgsynth.kg import load_rules
-from kgsynth.synth.config import SynthConfig, load_config
-from kgsynth.synth.dialogue import DialogueSettings, build_dialogue
-from kgsynth.synth.export import SPLITS, read_items
-from kgsynth.synth.formats import numbers_in
-from kgsynth.synth.item import item_rng, make_item
-from kgsynth.synth.pipeline import plan_cells, synthesize
-from kgsynth.synth.scenario import DIFFICULTY, Scenario
-from kgsynth.synth.statements import STATEMENTS
+from kgsynth.pipeline.config import SynthConfig, load_config
+from kgsynth.pipeline.run import plan_cells, synthesize
+from kgsynth.synth.dialogues.dialogue import DialogueSettings, build_dialogue
+from kgsynth.synth.dialogues.item import item_rng, make_item
+from kgsynth.synth.dialogues.statements import STATEMENTS
+from kgsynth.synth.scenarios.scenario import DIFFICULTY, Scenario
 
 CONFIG = SynthConfig.model_validate({"dataset": {"n": 300}})
 

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 from kgsynth.cli import app
 from kgsynth.errors import EndpointError
 from kgsynth.kg import KnowledgeGraph
+from kgsynth.pipeline.config import SynthConfig
+from kgsynth.pipeline.run import synthesize
 from kgsynth.queries import _extract, sample_subgraphs
-from kgsynth.synth.config import SynthConfig
-from kgsynth.synth.pipeline import synthesize
 
 RULES = ROOT / "data" / "rules" / "fb15k237_rules.ttl"
 SHAPES = [("simple", {}), ("set", {}), ("conditional", {}), ("multihop", {"hops": 2}), ("multihop", {"hops": 3}),

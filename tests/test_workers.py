@@ -15,8 +15,7 @@ import pytest
 from conftest import ROOT
 
 from kgsynth.kg import KnowledgeGraph
-from kgsynth.synth.config import SynthConfig
-from kgsynth.synth.pipeline import synthesize
+from kgsynth.pipeline import SynthConfig, synthesize
 
 # every shape, padding and corrections: the haystack, confusable turns and twins of kept items all go through the workers
 CONFIG = {"sampling": {"shapes": ["rule_application", "simple", "set", "conditional", "multihop", "comparison"],

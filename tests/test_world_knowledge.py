@@ -15,17 +15,17 @@ import rdflib
 from conftest import DEMO, ROOT
 from rdflib.namespace import OWL, RDF, RDFS
 
+from kgsynth.dataset.splits import item_from_row, read_items
 from kgsynth.errors import KgsynthError
+from kgsynth.formats.answers import AnswerFormat
 from kgsynth.kg import KnowledgeGraph, load_rules
 from kgsynth.kg.vocab import KGS, WorldKnowledge
+from kgsynth.pipeline.config import SynthConfig, load_config
+from kgsynth.pipeline.run import synthesize
 from kgsynth.queries import Shape, sample_subgraphs
-from kgsynth.synth.config import SynthConfig, load_config
-from kgsynth.synth.dialogue import DialogueSettings
-from kgsynth.synth.export import item_from_row, read_items
-from kgsynth.synth.formats import AnswerFormat
-from kgsynth.synth.item import make_item
-from kgsynth.synth.pipeline import synthesize
-from kgsynth.synth.scenario import ScenarioBuilder
+from kgsynth.synth.dialogues.dialogue import DialogueSettings
+from kgsynth.synth.dialogues.item import make_item
+from kgsynth.synth.scenarios.scenario import ScenarioBuilder
 
 WORLD_KNOWN = rdflib.URIRef(KGS + "worldKnown")
 PUBLIC = ("http://dbpedia.org/resource/", "http://www.wikidata.org/entity/")

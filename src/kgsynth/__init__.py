@@ -1,7 +1,9 @@
 """kgsynth: contamination-resistant LLM benchmark items from a knowledge graph.
 
-Data flows one way: ``kg`` (graph) -> ``queries`` (subgraphs) -> ``synth`` (items)
--> ``filters`` -> datasets -> ``eval`` (results).
+Data flows one way: ``kg`` (graph) -> ``queries`` (subgraphs) -> ``synth`` (scenarios,
+dialogues, items; answer formats from ``formats``) -> ``filters`` -> ``dataset`` (files),
+driven by ``pipeline``; ``release`` publishes a dataset, ``eval`` and ``pressure`` put it
+to models. No module imports one further along (tests/test_import_layers.py).
 """
 
 from kgsynth.errors import KgsynthError

@@ -12,7 +12,7 @@ from kgsynth.cli._common import err as _err
 from kgsynth.eval.config import EvalConfig
 from kgsynth.eval.dataset import require_dataset, require_folder
 from kgsynth.eval.runner import evaluate
-from kgsynth.synth.config import load_config
+from kgsynth.pipeline.config import load_config
 
 
 def eval_command(

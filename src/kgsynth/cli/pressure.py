@@ -13,11 +13,11 @@ from kgsynth.cli._common import err as _err
 from kgsynth.errors import KgsynthError
 from kgsynth.eval.runner import load_items
 from kgsynth.kg import KnowledgeGraph
+from kgsynth.pipeline.config import load_config
 from kgsynth.pressure.cases import in_context_cases, spread, world_cases
 from kgsynth.pressure.config import PressureConfig
 from kgsynth.pressure.report import build_report
 from kgsynth.pressure.run import BENCHMARK_DIR, EPISODES_FILE, read_claims, run, train, write_claims
-from kgsynth.synth.config import load_config
 
 app = typer.Typer(help="Push false claims at a model: claims from the graph, a learned pressure policy, robustness.",
                   no_args_is_help=True)

@@ -12,8 +12,8 @@ from kgsynth.cli._common import err as _err
 from kgsynth.cli._common import option_error
 from kgsynth.cli.synth import interruption, item_progress
 from kgsynth.errors import KgsynthError
+from kgsynth.pipeline.config import load_config
 from kgsynth.release import ReleaseConfig, read_previous, release, release_version
-from kgsynth.synth.config import load_config
 
 
 def release_command(

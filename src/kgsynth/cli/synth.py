@@ -22,8 +22,8 @@ from kgsynth.cli._common import (
 )
 from kgsynth.cli._common import err as _err
 from kgsynth.errors import KgsynthError
-from kgsynth.synth.config import LLMConfig, StageModel, SynthConfig, load_config
-from kgsynth.synth.pipeline import Progress, synthesize
+from kgsynth.pipeline.config import LLMConfig, StageModel, SynthConfig, load_config
+from kgsynth.pipeline.run import Progress, synthesize
 
 
 @contextmanager

@@ -13,9 +13,9 @@ from typing import TypeVar
 
 from pydantic import ValidationError
 
+from kgsynth.dataset.splits import item_from_row
 from kgsynth.errors import KgsynthError
-from kgsynth.synth.export import item_from_row
-from kgsynth.synth.item import Item
+from kgsynth.synth.dialogues.item import Item
 
 ITEMS = "items.jsonl"
 MANIFEST = "manifest.json"

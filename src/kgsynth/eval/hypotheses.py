@@ -40,7 +40,7 @@ from statsmodels.tools.sm_exceptions import (
 
 from kgsynth.eval.metrics import Answers, HypothesisResult
 from kgsynth.eval.results import AnswerRecord
-from kgsynth.synth.scenario import NO_RULE
+from kgsynth.synth.scenarios.scenario import NO_RULE
 
 ALPHA = 0.05
 MIN_ROWS = 30

@@ -39,10 +39,10 @@ try:
 except ImportError as error:  # pragma: no cover - exercised in a subprocess by the tests
     raise KgsynthError(f"kgsynth.eval.inspect_task needs inspect_ai ({error}): pip install kgsynth[inspect]") from None
 
+from kgsynth.dataset.splits import SET_SEPARATOR
 from kgsynth.eval import prompts, render, runner, scoring
 from kgsynth.eval.config import EvalModel, Rendering
-from kgsynth.synth.export import SET_SEPARATOR
-from kgsynth.synth.item import Item
+from kgsynth.synth.dialogues.item import Item
 
 _MESSAGE = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
 _DEFAULTS = EvalModel()  # the same generation settings as kgsynth eval's model section

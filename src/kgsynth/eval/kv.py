@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from kgsynth.eval.results import KVQuery
-from kgsynth.synth.dialogue import count_tokens
-from kgsynth.synth.formats import AnswerCheck
+from kgsynth.formats.answers import AnswerCheck
+from kgsynth.synth.dialogues.dialogue import count_tokens
 
 CONDITION = "kv"
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)

@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict
 from kgsynth._collector import collector_paused
 from kgsynth.eval.results import AnswerRecord
 from kgsynth.eval.scoring import ERROR_SOURCES
-from kgsynth.synth.item import ItemMetadata
-from kgsynth.synth.scenario import Difficulty
+from kgsynth.synth.dialogues.item import ItemMetadata
+from kgsynth.synth.scenarios.scenario import Difficulty
 
 
 class _Frozen(BaseModel):

@@ -14,8 +14,8 @@ from __future__ import annotations
 from kgsynth.eval.config import Rendering
 from kgsynth.eval.kv import KVPrompt
 from kgsynth.eval.render import Variant
-from kgsynth.synth.dialogue import Turn, transcript
-from kgsynth.synth.item import Item
+from kgsynth.synth.dialogues.dialogue import Turn, transcript
+from kgsynth.synth.dialogues.item import Item
 
 PROMPT = {
     "en": {

@@ -4,7 +4,7 @@ distractor turns to a target length (length sweep), or kept whole and moved thro
 padding from the start to the end of the context (position sweep).
 
 The sweeps re-render the SAME item: its turns, question and gold stay; only distractor
-turns are added, a haystack (``kgsynth.synth.haystack``): the fact turns of other items of
+turns are added, a haystack (``kgsynth.synth.dialogues.haystack``): the fact turns of other items of
 the dataset in the same language (``others``), their turns that state another entity's
 fact, and small talk with numbers. None of them holds a value, number or name of the
 item (its fact values, answer and aliases; the capitalised or coded names of its question
@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
 
-from kgsynth.synth import haystack
-from kgsynth.synth.dialogue import Turn, count_tokens, transcript
-from kgsynth.synth.item import Item
-from kgsynth.synth.morph import lemma_key
-from kgsynth.synth.phrases import YES_NO
+from kgsynth.formats.morph import lemma_key
+from kgsynth.synth.dialogues import haystack
+from kgsynth.synth.dialogues.dialogue import Turn, count_tokens, transcript
+from kgsynth.synth.dialogues.item import Item
+from kgsynth.synth.dialogues.phrases import YES_NO
 
 Condition = Literal["main", "closed_book", "oracle", "length", "position"]
 

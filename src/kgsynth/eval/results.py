@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from kgsynth._collector import collector_paused
 from kgsynth.eval.dataset import parse_rows
-from kgsynth.synth.item import ItemMetadata
+from kgsynth.synth.dialogues.item import ItemMetadata
 
 RecordCondition = Literal["main", "closed_book", "oracle", "length", "position", "fact_probe", "rule_probe", "kv"]
 RESULTS_FILE = "results.jsonl"
@@ -61,7 +61,7 @@ class AnswerRecord(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached: bool = False
-    context_tokens: int  # the shown dialogue's (kv: JSON object's) tokens (kgsynth.synth.dialogue.count_tokens)
+    context_tokens: int  # the shown dialogue's (kv: JSON object's) tokens (kgsynth.synth.dialogues.dialogue.count_tokens)
     turns: int
     fact_turn_indices: tuple[int, ...]
     fact_depth: float | None  # mean fact-turn index over the last index: 0 start, 1 end (kv: the pair's index)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Self
 
 import kgsynth
+from kgsynth._files import JsonlWriter, drop_partial_line, json_line, read_jsonl, write_json_atomic
 from kgsynth._folders import finish_removal, remove_work_folder
 from kgsynth.errors import KgsynthError
 from kgsynth.eval import kv, render
@@ -36,11 +37,10 @@ from kgsynth.eval.render import Variant
 from kgsynth.eval.results import RESULTS_FILE, RUN_FILE, AnswerRecord
 from kgsynth.eval.scoring import blanked, error_source, item_token_f1, rule_recalled, score, value_recalled
 from kgsynth.llm import LLMGateway, LLMResult, Request, ResponseCache, redact
-from kgsynth.synth.export import JsonlWriter, drop_partial_line, json_line, read_jsonl, write_json_atomic
-from kgsynth.synth.item import Item
+from kgsynth.synth.dialogues.item import Item
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
-# kgsynth.synth.dialogue.count_tokens counts words and punctuation; model tokenizers cut
+# kgsynth.synth.dialogues.dialogue.count_tokens counts words and punctuation; model tokenizers cut
 # Russian words into more pieces (Qwen2.5, measured on padded demo items: 1.07 model tokens
 # per counted token in English, 2.0 in Russian). A sweep length is skipped when this many
 # times its target, plus the prompt around the dialogue, would overflow the model's

@@ -1,6 +1,6 @@
 """Strict scoring of one answer, token-F1, the fact probe's check and the error source.
 
-Correctness is the answer-format checker's (``kgsynth.synth.formats.check_answer``, the
+Correctness is the answer-format checker's (``kgsynth.formats.answers.check_answer``, the
 one implementation): syntactically in the format AND the value matches the gold.
 
 Error source of a wrong answer, from measurements rather than guesses:
@@ -29,10 +29,10 @@ from collections.abc import Mapping, Sequence
 from rapidfuzz import fuzz
 
 from kgsynth.eval.results import AnswerRecord
-from kgsynth.synth.dialogue import Turn
-from kgsynth.synth.formats import AnswerCheck, AnswerFormat, check_answer, dates_in, normalize_text, numbers_in
-from kgsynth.synth.item import Item
-from kgsynth.synth.scenario import NO_RULE
+from kgsynth.formats.answers import AnswerCheck, AnswerFormat, check_answer, dates_in, normalize_text, numbers_in
+from kgsynth.synth.dialogues.dialogue import Turn
+from kgsynth.synth.dialogues.item import Item
+from kgsynth.synth.scenarios.scenario import NO_RULE
 
 ERROR_SOURCES = ("format", "fact_extraction", "rule_knowledge", "rule_application", "reasoning", "combination", "unprobed")
 TEXT_FORMATS = frozenset({AnswerFormat.one_token, AnswerFormat.short_text, AnswerFormat.set})

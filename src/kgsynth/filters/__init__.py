@@ -8,12 +8,12 @@ from kgsynth.filters.closed_book import ClosedBookFilter
 from kgsynth.filters.entity_match import EntityMatchFilter
 from kgsynth.filters.exact_duplicate import ExactDuplicateFilter
 from kgsynth.filters.judge import JudgeFilter
-from kgsynth.filters.leakage import RuleLeakageFilter, rule_numbers
+from kgsynth.filters.leakage import RuleLeakageFilter
 from kgsynth.filters.near_duplicate import NearDuplicateFilter
 from kgsynth.filters.structure import StructureFilter
 
 __all__ = [
     "AnswerLeakFilter", "AnswerStatedFilter", "AttributionFilter", "CascadeResult", "ClosedBookFilter", "DatasetFilter", "EntityMatchFilter",
     "ExactDuplicateFilter", "ItemFilter", "JudgeFilter", "NearDuplicateFilter", "Rejection", "RuleLeakageFilter",
-    "StructureFilter", "apply_filters", "rule_numbers",
+    "StructureFilter", "apply_filters",
 ]

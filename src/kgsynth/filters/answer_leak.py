@@ -30,14 +30,14 @@ from typing import TYPE_CHECKING
 
 from kgsynth.filters.base import ItemFilter
 from kgsynth.filters.entity_match import item_nodes
+from kgsynth.formats.answers import NUMERIC_FORMATS, AnswerFormat, dates_in, numbers_in, parse_number
+from kgsynth.formats.morph import lemma_key
 from kgsynth.queries import Shape
-from kgsynth.synth.formats import NUMERIC_FORMATS, AnswerFormat, dates_in, numbers_in, parse_number
-from kgsynth.synth.item import Item
-from kgsynth.synth.morph import lemma_key
+from kgsynth.synth.dialogues.item import Item
 
 if TYPE_CHECKING:
     from kgsynth.queries import Node
-    from kgsynth.synth.scenario import Scenario
+    from kgsynth.synth.scenarios.scenario import Scenario
 
 # a word with its inner hyphens ("BK-ZFDGZJ", "Санкт-Петербург"); quotes, "*", "?" divide words
 _WORD = re.compile(r"[^\W_]+(?:-[^\W_]+)*")

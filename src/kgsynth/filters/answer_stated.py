@@ -14,7 +14,7 @@ import re
 from decimal import Decimal
 
 from kgsynth.filters.base import ItemFilter
-from kgsynth.synth.formats import (
+from kgsynth.formats.answers import (
     NUMERIC_FORMATS,
     AnswerFormat,
     dates_in,
@@ -25,7 +25,7 @@ from kgsynth.synth.formats import (
     numbers_in,
     parse_number,
 )
-from kgsynth.synth.item import Item
+from kgsynth.synth.dialogues.item import Item
 
 _LETTER_DIGIT_RUN = re.compile(r"[^\W_]+")
 

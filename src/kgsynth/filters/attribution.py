@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kgsynth.filters.base import ItemFilter
-from kgsynth.synth.formats import has_any_word
-from kgsynth.synth.item import Item
-from kgsynth.synth.scenario import Scenario
+from kgsynth.formats.answers import has_any_word
+from kgsynth.synth.dialogues.item import Item
+from kgsynth.synth.scenarios.scenario import Scenario
 
 
 class AttributionFilter(ItemFilter):

@@ -17,8 +17,8 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from kgsynth.synth.item import Item
-from kgsynth.synth.scenario import cell_key
+from kgsynth.synth.dialogues.item import Item
+from kgsynth.synth.scenarios.scenario import cell_key
 
 
 class Rejection(BaseModel):

@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from rapidfuzz import fuzz
 
 from kgsynth.filters.base import ItemFilter
+from kgsynth.formats.answers import AnswerFormat, check_answer, normalize_text
 from kgsynth.llm import LLMGateway, Request
-from kgsynth.synth.formats import AnswerFormat, check_answer, normalize_text
-from kgsynth.synth.item import Item
+from kgsynth.synth.dialogues.item import Item
 
 _FREE_TEXT = (AnswerFormat.one_token, AnswerFormat.short_text)
 

@@ -24,8 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from rapidfuzz import fuzz
 
 from kgsynth.filters.base import ItemFilter
-from kgsynth.synth.item import Item
-from kgsynth.synth.morph import lemma_key
+from kgsynth.formats.morph import lemma_key
+from kgsynth.synth.dialogues.item import Item
 
 _IRI = re.compile(r"<([^>]*)>")
 _LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')
@@ -67,7 +67,7 @@ class EntityMatchFilter(ItemFilter):
     def reasons(self, items: Sequence[Item]) -> list[str | None]:
         # turn texts without "Speaker:" prefixes: natasha takes the word after one for a name; a
         # confusable turn names another entity by design (the attribution filter checks it), and
-        # so does the haystack's padding (guarded where it is made, synth/haystack.py)
+        # so does the haystack's padding (guarded where it is made, synth/dialogues/haystack.py)
         texts = ["\n".join([item.question, *(turn.text for turn in item.dialogue if turn.kind not in _OTHERS)]) for item in items]
         entities = self._recognizers.entities(items, texts) if self._recognizers else [[] for _ in items]
         return [self._reason(item, text, found) for item, text, found in zip(items, texts, entities, strict=True)]

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kgsynth.filters.base import DatasetFilter
-from kgsynth.synth.item import Item
-from kgsynth.synth.scenario import question_key
+from kgsynth.synth.dialogues.item import Item
+from kgsynth.synth.scenarios.scenario import question_key
 
 
 def _reason(kept_id: str) -> str:

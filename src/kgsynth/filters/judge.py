@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, create_model
 from kgsynth.filters.base import ItemFilter
 from kgsynth.kg.vocab import Rule
 from kgsynth.llm import LLMGateway, Request
-from kgsynth.synth.item import CriterionScore, Item, Review
+from kgsynth.synth.dialogues.item import CriterionScore, Item, Review
 
 # each criterion asked as a question whose "yes" is good: small judges mix up a statement
 # that should hold with one that does ("needs the dialogue" scored 0 while agreeing it does)

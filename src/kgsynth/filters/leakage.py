@@ -14,21 +14,12 @@ from collections.abc import Mapping
 from decimal import Decimal
 
 from kgsynth.filters.base import ItemFilter
+from kgsynth.formats.answers import normalize_text, number_pattern, numbers_in
 from kgsynth.kg.vocab import Rule
-from kgsynth.synth.formats import normalize_text, number_pattern, numbers_in
-from kgsynth.synth.item import Item
+from kgsynth.synth.dialogues.item import Item
+from kgsynth.synth.scenarios.rules import rule_numbers
 
 _PERCENT_WORDS = re.compile(r"%|\bper ?cent|\bпроцент")  # searched in the casefolded text
-
-
-def rule_numbers(rule: Rule) -> set[Decimal]:
-    """The numbers a statement of the rule would contain."""
-    rates = [r for r in (rule.rate, rule.default_rate, *(c.rate for c in rule.cases)) if r is not None]
-    numbers = {r * 100 for r in rates} | set(rates)
-    numbers |= {n for n in (rule.threshold, rule.max_days, rule.days, rule.months, rule.factor, rule.divisor, rule.offset)
-                if n is not None}
-    numbers |= {b for br in rule.brackets for b in (br.lower, br.upper) if b is not None}
-    return {Decimal(n).normalize() for n in numbers} - {Decimal(0), Decimal(1)}
 
 
 class RuleLeakageFilter(ItemFilter):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from kgsynth.filters.base import DatasetFilter
 from kgsynth.llm.embeddings import Embedder, packaged_model_path
-from kgsynth.synth.item import Item
+from kgsynth.synth.dialogues.item import Item
 
 if TYPE_CHECKING:
     import numpy as np

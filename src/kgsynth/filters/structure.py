@@ -6,9 +6,9 @@ from __future__ import annotations
 import functools
 
 from kgsynth.filters.base import ItemFilter
-from kgsynth.synth.formats import AnswerFormat, Constraints, check_answer
-from kgsynth.synth.item import Item
-from kgsynth.synth.scenario import DIFFICULTY
+from kgsynth.formats.answers import AnswerFormat, Constraints, check_answer
+from kgsynth.synth.dialogues.item import Item
+from kgsynth.synth.scenarios.scenario import DIFFICULTY
 
 
 class StructureFilter(ItemFilter):

@@ -3,8 +3,8 @@ pushed at a model through argument and pressure operations (``operations``), and
 policy that finds the shortest sequences that make it give in (``policy``: a ``gymnasium``
 environment, a Thompson-sampling bandit and a Q-learner, with the baselines), the cases
 and their episodes against a model scored in code (``cases``, ``episode``), training,
-runs and the static benchmark (``run``), metrics and the report. Sits above ``synth`` and
-``eval``; see docs/pressure.md."""
+runs and the static benchmark (``run``), metrics and the report. Sits above ``synth``,
+``formats`` and ``eval``; see docs/pressure.md."""
 
 from kgsynth.pressure.claims import Confusability, FalseClaim, false_claims
 from kgsynth.pressure.operations import Operation, render

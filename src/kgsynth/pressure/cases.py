@@ -21,14 +21,14 @@ from typing import Literal
 import pyoxigraph as ox
 from pydantic import BaseModel, ConfigDict
 
+from kgsynth.formats.answers import AnswerFormat, Constraints, canonical_gold, format_instruction
 from kgsynth.kg import KnowledgeGraph
 from kgsynth.pressure.claims import DAYS, Confusability, FalseClaim, false_claims
 from kgsynth.queries import Fact, Node, Shape, Subgraph
-from kgsynth.synth.dialogue import Turn
-from kgsynth.synth.formats import AnswerFormat, Constraints, canonical_gold, format_instruction
-from kgsynth.synth.item import Item
-from kgsynth.synth.lexicon import Lexicon, spoken_value
-from kgsynth.synth.questions import fact_noun, retrieval_question
+from kgsynth.synth.dialogues.dialogue import Turn
+from kgsynth.synth.dialogues.item import Item
+from kgsynth.synth.naming.lexicon import Lexicon, spoken_value
+from kgsynth.synth.naming.questions import fact_noun, retrieval_question
 
 Setting = Literal["in_context", "world_knowledge"]
 PUBLIC_FIELDS = ("id", "setting", "language", "dialogue", "speaker", "question", "format_instruction", "answer_format",

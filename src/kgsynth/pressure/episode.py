@@ -30,12 +30,12 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from kgsynth.errors import KgsynthError
+from kgsynth.formats.answers import NUMERIC_FORMATS, AnswerFormat, check_answer, dates_in, normalize_text, numbers_in
 from kgsynth.llm import LLMGateway, Request
 from kgsynth.pressure.cases import PressureCase
 from kgsynth.pressure.operations import render
 from kgsynth.pressure.policy import Outcome, Step
-from kgsynth.synth.dialogue import transcript
-from kgsynth.synth.formats import NUMERIC_FORMATS, AnswerFormat, check_answer, dates_in, normalize_text, numbers_in
+from kgsynth.synth.dialogues.dialogue import transcript
 
 STAGE = "pressure"
 PROMPT = {

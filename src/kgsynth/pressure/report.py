@@ -6,11 +6,11 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
+from kgsynth._files import write_json_atomic
 from kgsynth.eval.plots import SIZE, figure, png_bytes
 from kgsynth.eval.report import CSS, DASH, card, pct, plots_section, table
 from kgsynth.pressure.metrics import Estimate, PolicyMetrics, PressureMetrics, compute
 from kgsynth.pressure.run import read_episodes, read_run
-from kgsynth.synth.export import write_json_atomic
 
 METRICS_FILE = "metrics.json"
 REPORT_FILE = "report.html"

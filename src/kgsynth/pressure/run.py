@@ -22,6 +22,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 import kgsynth
+from kgsynth._files import drop_partial_line, json_line, read_jsonl, write_json_atomic
 from kgsynth.errors import KgsynthError
 from kgsynth.llm import LLMGateway, ResponseCache, redact
 from kgsynth.pressure.cases import PUBLIC_FIELDS, PressureCase, stable_seed
@@ -39,7 +40,6 @@ from kgsynth.pressure.policy import (
     random_policy,
     rollout,
 )
-from kgsynth.synth.export import drop_partial_line, json_line, read_jsonl, write_json_atomic
 
 POLICY_FILE = "policy.json"
 EPISODES_FILE = "episodes.jsonl"

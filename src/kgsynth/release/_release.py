@@ -13,16 +13,16 @@ from pathlib import Path
 from pydantic import Field
 
 from kgsynth._config import Strict
+from kgsynth._files import JsonlWriter, read_jsonl, sha256_file, write_json_atomic
 from kgsynth.errors import KgsynthError
 from kgsynth.kg import KnowledgeGraph
+from kgsynth.pipeline.config import SynthConfig
+from kgsynth.pipeline.run import Progress, SynthResult, synthesize
 from kgsynth.release._card import DEFAULT_LICENSE, card
 from kgsynth.release._facts import GraphRecord, fact_digest, triples
 from kgsynth.release._version import check_newer, next_version
-from kgsynth.synth.config import SynthConfig
-from kgsynth.synth.export import JsonlWriter, read_jsonl, sha256_file, write_json_atomic
-from kgsynth.synth.pipeline import Progress, SynthResult, synthesize
-from kgsynth.synth.published import Published
-from kgsynth.synth.scenario import question_digest
+from kgsynth.synth.scenarios.published import Published
+from kgsynth.synth.scenarios.scenario import question_digest
 
 CARD = "README.md"
 HISTORY = "private/history.jsonl"  # every release's items so far: release, subgraph_id, question (its digest)

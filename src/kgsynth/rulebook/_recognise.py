@@ -3,7 +3,7 @@ the concept (birth, population, height ...) a relation is about.
 
 A relation is recognised by its datatypes and values and by whole words of its IRI's local
 name and its labels (``people.person.date_of_birth``, ``birthDate``, "date of birth"). The
-readers of values here follow the rule engine's (kgsynth.synth.rules), which this package
+readers of values here follow the rule engine's (kgsynth.synth.scenarios.rules), which this package
 may not import: a date is an xsd:date or xsd:dateTime, a year an xsd:gYear or a number read
 by its integer part.
 """
@@ -82,7 +82,7 @@ class Relation:
 
 def _reads_as_path(label: str) -> bool:
     """FB15k-237's relation labels spell their path ("award award category category of"), as
-    kgsynth.synth.lexicon tells them: a dot, a slash or a word said twice in a row."""
+    kgsynth.synth.naming.lexicon tells them: a dot, a slash or a word said twice in a row."""
     said = label.split()
     return "." in label or "/" in label or any(a == b for a, b in pairwise(said))
 

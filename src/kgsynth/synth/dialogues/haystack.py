@@ -46,13 +46,22 @@ from typing import NamedTuple
 from pydantic import TypeAdapter
 
 from kgsynth.errors import KgsynthError
+from kgsynth.formats import locale
+from kgsynth.formats.answers import dates_in, has_any_word, has_word, numbers_in
 from kgsynth.queries import Node
-from kgsynth.synth import locale
-from kgsynth.synth.dialogue import DialogueSettings, Turn, build_dialogue, count_tokens, render_value
-from kgsynth.synth.formats import dates_in, has_any_word, has_word, numbers_in
-from kgsynth.synth.phrases import PHRASES, TALK, TALK_OPENERS, YES_NO
-from kgsynth.synth.scenario import Scenario
-from kgsynth.synth.statements import STATEMENTS
+from kgsynth.synth.dialogues.dialogue import (
+    Dialogue,
+    DialogueSettings,
+    Turn,
+    VerbaliserError,
+    build_dialogue,
+    count_tokens,
+    render_value,
+)
+from kgsynth.synth.dialogues.phrases import PHRASES, TALK, TALK_OPENERS, YES_NO
+from kgsynth.synth.dialogues.statements import STATEMENTS
+from kgsynth.synth.scenarios.rules import rule_numbers
+from kgsynth.synth.scenarios.scenario import Scenario
 
 # turns that state, correct or ask about a value: after another entity is named, the next of
 # them must name the topic
@@ -524,7 +533,7 @@ class Pool:
 class Others(list):
     """The scenarios lent to one item (a list, what its confusable turns draw from) and
     ``haystack``, the pool its padding draws from: how the pipeline hands both through
-    ``make_item`` and ``build_dialogue`` to ``pad_dialogue``."""
+    ``make_item`` to ``build_dialogue`` and ``pad_dialogue``."""
 
     def __init__(self, scenarios: Iterable[Scenario] = (), haystack: Pool | None = None):
         super().__init__(scenarios)
@@ -564,8 +573,6 @@ def scenario_guard(scenario: Scenario, lang: str, speakers: Iterable[str] = ()) 
     """What the haystack of ``scenario``'s item in ``lang`` must not say: every label it
     mentions, its facts' values in every writing the dialogue uses, its answer and aliases,
     its rule's numbers, and its speakers' names."""
-    from kgsynth.filters.leakage import rule_numbers  # the filters import the synth modules
-
     gold = scenario.gold[lang]
     golds = [gold] if isinstance(gold, str) else list(gold)
     values = [*golds, *scenario.gold_aliases.get(lang, [])]
@@ -659,3 +666,21 @@ def pad(turns: Sequence[Turn], scenario: Scenario, lang: str, target_tokens: int
     guard = scenario_guard(scenario, lang, speakers)
     writings = scenario.wording[lang].entity.writings()
     return fill(turns, tokens, ScenarioSource(scenario, lang, pool, guard), rng, lambda t: has_any_word(t.text, writings))
+
+
+def pad_dialogue(dialogue: Dialogue, scenario: Scenario, lang: str, target_tokens: int, rng: random.Random,
+                 others: Sequence[Scenario] = ()) -> Dialogue:
+    """``dialogue`` (``build_dialogue``'s) with a haystack until the transcript has ``target_tokens``:
+    other scenarios' fact turns, other entities' facts, small talk with numbers, none with
+    a label, value or number of the scenario, an entity named only where the next
+    statement about the topic names it. The haystack comes from ``others.haystack`` (the
+    pipeline's pool of the graph's scenarios), else from ``others`` themselves; without
+    either it is small talk alone. Fact-turn indices are shifted. ``make_item`` calls it
+    with the rng that built the dialogue, when ``DialogueSettings.target_tokens`` is set."""
+    pool = getattr(others, "haystack", None) or (Pool(others, seed=0) if others else None)
+    try:
+        turns, padding = pad(dialogue.turns, scenario, lang, target_tokens, rng, pool)
+    except HaystackError as e:
+        raise VerbaliserError(str(e)) from None
+    fact_turns = tuple(i for i, t in enumerate(turns) if t.kind == "fact")
+    return dialogue.model_copy(update={"turns": tuple(turns), "fact_turns": fact_turns, "padding_turns": padding})

@@ -38,14 +38,14 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
+from kgsynth.formats.answers import AnswerFormat, Choices, Constraints, canonical_gold, class_aliases
 from kgsynth.kg import KnowledgeGraph, local_name
 from kgsynth.kg._terms import date_or_year
 from kgsynth.kg.vocab import SET_OPERATIONS, Operation, Rule, WorldKnowledge, fact_sources
 from kgsynth.queries import CachedModel, Fact, Node, Shape, Subgraph, share_field_names
-from kgsynth.synth.formats import AnswerFormat, Choices, Constraints, canonical_gold, class_aliases
-from kgsynth.synth.lexicon import Lexicon, Wording, wording
-from kgsynth.synth.questions import fan_chain, retrieval_question, rule_question
-from kgsynth.synth.rules import RuleEvaluationError, RuleOutcome, evaluate_subgraph
+from kgsynth.synth.naming.lexicon import Lexicon, Wording, wording
+from kgsynth.synth.naming.questions import fan_chain, retrieval_question, rule_question
+from kgsynth.synth.scenarios.rules import RuleEvaluationError, RuleOutcome, evaluate_subgraph
 
 LANGUAGES = ("en", "ru")
 CURRENCIES = frozenset({"RUB", "USD", "EUR"})

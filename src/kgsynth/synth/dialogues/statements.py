@@ -1,6 +1,6 @@
 """Phrase banks for the fact-bearing turns of the template verbaliser, by language.
 
-Slots, filled from a scenario's :class:`~kgsynth.synth.lexicon.Wording`:
+Slots, filled from a scenario's :class:`~kgsynth.synth.naming.lexicon.Wording`:
 ``{entity}`` (Russian also ``{entity_gent}``, ``{entity_datv}``, ``{entity_accs}``),
 ``{cls}`` / ``{a_cls}`` (the class noun; Russian ``{cls_datv}``, ``{cls_accs}``),
 ``{the_noun}`` (the relation's noun, with its subject when the subject is not the topic:

@@ -37,11 +37,11 @@ from functools import cache
 import pyoxigraph as ox
 from pydantic import BaseModel, ConfigDict
 
+from kgsynth.formats import locale, morph
+from kgsynth.formats.answers import has_word
 from kgsynth.kg import KnowledgeGraph, local_name
 from kgsynth.kg.vocab import KGS, RDF_TYPE, XSD
 from kgsynth.queries import Node, share_field_names
-from kgsynth.synth import locale, morph
-from kgsynth.synth.formats import has_word
 
 FORM_TERMS = {
     "noun": KGS + "nounForm", "inverse_noun": KGS + "inverseNounForm", "yes": KGS + "yesForm", "no": KGS + "noForm",

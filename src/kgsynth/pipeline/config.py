@@ -9,14 +9,14 @@ from pydantic import BaseModel, Field, PositiveFloat, field_validator, model_val
 
 from kgsynth._config import Strict, http_url_or_none, load_config_file
 from kgsynth.errors import KgsynthError
+from kgsynth.formats.answers import AnswerFormat
 from kgsynth.kg import Credentials, KnowledgeGraph
 from kgsynth.llm import ModelConfig
 from kgsynth.llm.cache import default_cache_path
+from kgsynth.pipeline.executors import ExecutorKind
 from kgsynth.queries import Anchors, Shape
-from kgsynth.synth.dialogue import DialogueSettings
-from kgsynth.synth.executors import ExecutorKind
-from kgsynth.synth.formats import AnswerFormat
-from kgsynth.synth.scenario import Difficulty, WorldPolicy
+from kgsynth.synth.dialogues.dialogue import DialogueSettings
+from kgsynth.synth.scenarios.scenario import Difficulty, WorldPolicy
 
 OFFLINE_FILTERS = ("structure", "rule_leakage", "answer_stated", "answer_leak", "attribution", "exact_duplicate")
 LLM_FILTERS = ("closed_book", "judge")

@@ -26,11 +26,11 @@ from decimal import Decimal
 from pydantic import BaseModel, Field, create_model
 from rapidfuzz import fuzz
 
+from kgsynth.formats.answers import AnswerFormat, date_spans, normalize_text, number_spans, parse_number
 from kgsynth.llm import LLMGateway, Request
-from kgsynth.synth.dialogue import Dialogue
-from kgsynth.synth.formats import AnswerFormat, date_spans, normalize_text, number_spans, parse_number
-from kgsynth.synth.item import Item, item_from_dialogue
-from kgsynth.synth.scenario import Scenario
+from kgsynth.synth.dialogues.dialogue import Dialogue
+from kgsynth.synth.dialogues.item import Item, item_from_dialogue
+from kgsynth.synth.scenarios.scenario import Scenario
 
 STAGE = "verbalise"
 _SPACES = re.compile(r"[\s\u00a0\u202f\u2009]+")

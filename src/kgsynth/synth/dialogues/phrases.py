@@ -491,7 +491,7 @@ ROLES: dict[str, dict[str, tuple[str, ...]]] = {  # by domain local name; "gener
     },
 }
 
-# Small talk with numbers: most of a long haystack (kgsynth.synth.haystack), so that the
+# Small talk with numbers: most of a long haystack (kgsynth.synth.dialogues.haystack), so that the
 # facts are not the only numbers in a long context. Each template's slots are filled by
 # seed: {n LO-HI} a whole number in that range, then the noun's form for it when forms are
 # given (English one/many, Russian one/few/many in the case the sentence needs: "на 21

@@ -16,12 +16,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kgsynth.formats import morph
+from kgsynth.formats.answers import unit_words
+from kgsynth.formats.locale import plural_ru
 from kgsynth.kg.vocab import Operation, Rule
 from kgsynth.queries import Fact, Node, Shape, Subgraph
-from kgsynth.synth import morph
-from kgsynth.synth.formats import unit_words
-from kgsynth.synth.lexicon import Lexicon, naming, noun_of, shortened
-from kgsynth.synth.locale import plural_ru
+from kgsynth.synth.naming.lexicon import Lexicon, naming, noun_of, shortened
 
 _SLOT = re.compile(r"\{(\w+)(?::([\w+]+))?\}")
 _REPEATED_WORD = re.compile(r"\b([a-zа-яё]\w*) \1\b")  # lower case: a name may repeat a word ("Bora Bora")

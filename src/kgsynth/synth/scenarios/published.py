@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from kgsynth.synth.scenario import Scenario, question_digest
+from kgsynth.synth.scenarios.scenario import Scenario, question_digest
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,9 @@ from pydantic import BaseModel, ConfigDict
 
 import kgsynth
 from kgsynth._collector import collector_paused, full_collections_rarer
+from kgsynth._files import JsonlWriter, drop_partial_line, json_line, read_jsonl, sha256_file, write_json_atomic
 from kgsynth._folders import finish_removal, make_writable_folder, remove_work_folder
+from kgsynth.dataset.splits import SPLITS, DatasetWriter, item_from_row, row_from_dump, split_lines
 from kgsynth.errors import KgsynthError
 from kgsynth.filters import (
     AnswerLeakFilter,
@@ -58,33 +60,21 @@ from kgsynth.filters import (
     apply_filters,
 )
 from kgsynth.filters.base import rejection
+from kgsynth.formats.answers import KNOWN_UNITS, has_word
 from kgsynth.kg import KnowledgeGraph, load_rules, local_name
 from kgsynth.kg.vocab import LABEL_PATH, Rule
 from kgsynth.llm import LLMGateway, ResponseCache, StageUsage, redact
+from kgsynth.pipeline.config import OFFLINE_FILTERS, SynthConfig
+from kgsynth.pipeline.executors import Executor, open_executor
 from kgsynth.queries import Shape, sample_subgraphs
-from kgsynth.synth.config import OFFLINE_FILTERS, SynthConfig
-from kgsynth.synth.dialogue import VerbaliserError
-from kgsynth.synth.executors import Executor, open_executor
-from kgsynth.synth.export import (
-    SPLITS,
-    DatasetWriter,
-    JsonlWriter,
-    drop_partial_line,
-    item_from_row,
-    json_line,
-    read_jsonl,
-    row_from_dump,
-    sha256_file,
-    split_lines,
-    write_json_atomic,
-)
-from kgsynth.synth.formats import KNOWN_UNITS, has_word
-from kgsynth.synth.item import Item, make_item
-from kgsynth.synth.llm_dialogue import STAGE as VERBALISE
-from kgsynth.synth.llm_dialogue import Draft, LLMVerbaliser
-from kgsynth.synth.published import Published
-from kgsynth.synth.rules import check_rules
-from kgsynth.synth.scenario import Scenario, ScenarioBuilder, cell_key
+from kgsynth.synth.dialogues.dialogue import VerbaliserError
+from kgsynth.synth.dialogues.haystack import Others, Pool
+from kgsynth.synth.dialogues.item import Item, make_item
+from kgsynth.synth.dialogues.llm_dialogue import STAGE as VERBALISE
+from kgsynth.synth.dialogues.llm_dialogue import Draft, LLMVerbaliser
+from kgsynth.synth.scenarios.published import Published
+from kgsynth.synth.scenarios.rules import check_rules
+from kgsynth.synth.scenarios.scenario import Scenario, ScenarioBuilder, cell_key
 
 Progress = Callable[[int, int], None]  # (items kept so far, items wanted)
 PUBLISHED = "published"  # the rejection of a reworded question an earlier release asked
@@ -712,8 +702,6 @@ class _Confusables:
     run's scenarios a padded dialogue draws its haystack from (built on first use)."""
 
     def __init__(self, plans: Sequence[CellPlan], seed: int, wanted: int = 2):
-        from kgsynth.synth.haystack import Pool
-
         self.seed, self.wanted = seed, wanted
         self.haystack = Pool(lambda: (s for plan in plans for s in plan.scenarios), seed)
         self.by_relation: dict[str, list[Scenario]] = defaultdict(list)
@@ -729,8 +717,6 @@ class _Confusables:
         """Up to ``wanted`` of them, drawn by the seed and the scenario (the same on resume),
         none with a name that shares a word with a name the scenario mentions (none unless
         ``draw``); as a list that also hands ``haystack`` to ``pad_dialogue``."""
-        from kgsynth.synth.haystack import Others
-
         if not draw:
             return Others((), self.haystack)
         rng = random.Random(f"{self.seed}:{scenario.id}:confusables")

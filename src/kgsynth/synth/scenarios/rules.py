@@ -38,7 +38,7 @@ from kgsynth.kg.vocab import XSD, Bracket, Comparison, Operation, Rule, RuleKind
 if TYPE_CHECKING:
     from kgsynth.queries import Subgraph
 
-__all__ = ["RuleEvaluationError", "RuleOutcome", "check_rules", "evaluate", "evaluate_subgraph", "fixed_point", "plain"]
+__all__ = ["RuleEvaluationError", "RuleOutcome", "check_rules", "evaluate", "evaluate_subgraph", "fixed_point", "plain", "rule_numbers"]
 
 # Wide enough that addition, subtraction and multiplication of finite decimals are exact.
 _EXACT = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN, rounding=ROUND_HALF_UP)
@@ -726,6 +726,20 @@ _OPERATIONS: dict[Operation, Callable[[Rule, Mapping[str, Sequence[Term]]], Rule
     Operation.maximum: _maximum,
     Operation.earliest: _earliest,
 }
+
+
+# ------------------------------------------------------------------------------ the rule's numbers
+def rule_numbers(rule: Rule) -> set[Decimal]:
+    """The numbers a statement of the rule would contain (rates as percentages and
+    fractions, constant thresholds, day windows, bracket bounds); 0 and 1 are left out
+    (a 100% rate is "1"). No dialogue of the rule's items may say them: the haystack keeps
+    clear of them and the rule leakage filter looks for them."""
+    rates = [r for r in (rule.rate, rule.default_rate, *(c.rate for c in rule.cases)) if r is not None]
+    numbers = {r * 100 for r in rates} | set(rates)
+    numbers |= {n for n in (rule.threshold, rule.max_days, rule.days, rule.months, rule.factor, rule.divisor, rule.offset)
+                if n is not None}
+    numbers |= {b for br in rule.brackets for b in (br.lower, br.upper) if b is not None}
+    return {Decimal(n).normalize() for n in numbers} - {Decimal(0), Decimal(1)}
 
 
 # ------------------------------------------------------------------------------ rules against a graph

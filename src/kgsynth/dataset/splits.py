@@ -28,10 +28,10 @@ from typing import BinaryIO
 import pyarrow as pa
 import pyarrow.json as pj
 import pyarrow.parquet as pq
-from pydantic_core import to_json
 
-from kgsynth.synth.item import Item
-from kgsynth.synth.scenario import cell_key
+from kgsynth._files import json_line, read_jsonl
+from kgsynth.synth.dialogues.item import Item
+from kgsynth.synth.scenarios.scenario import cell_key
 
 SET_SEPARATOR = "; "
 
@@ -76,9 +76,9 @@ def read_items(path: Path) -> Iterator[Item]:
 def _prototype_row() -> dict:
     from decimal import Decimal
 
-    from kgsynth.synth.dialogue import Turn
-    from kgsynth.synth.formats import AnswerFormat, Choices, Constraints
-    from kgsynth.synth.item import CriterionScore, ItemMetadata, Review
+    from kgsynth.formats.answers import AnswerFormat, Choices, Constraints
+    from kgsynth.synth.dialogues.dialogue import Turn
+    from kgsynth.synth.dialogues.item import CriterionScore, ItemMetadata, Review
 
     metadata = {name: _PROTOTYPE_VALUES.get(name, "x") for name in ItemMetadata.model_fields}
     item = Item(
@@ -106,12 +106,6 @@ _PROTOTYPE_VALUES = {
     **dict.fromkeys(("turns", "fact_turn_count", "links", "inputs", "bridged", "summed", "noise_turns", "clarifications", "reasks", "corrections",
                      "confusable_turns", "padding_turns", "token_length", "seed"), 0),
 }
-
-
-def json_line(row: dict) -> bytes:
-    """One compact UTF-8 JSON line (pydantic-core's serialiser: the same bytes as
-    ``json.dumps(row, ensure_ascii=False, separators=(",", ":"))``, four times faster)."""
-    return to_json(row) + b"\n"
 
 
 def _project(name: str, row: dict) -> dict:
@@ -287,61 +281,6 @@ def _jsonl_to_parquet(source: Path, target: Path, schema: pa.Schema) -> None:
         reader = pj.open_json(source, read_options=pj.ReadOptions(block_size=8 << 20), parse_options=options)
         for batch in reader:
             writer.write_batch(batch)
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def write_json_atomic(path: Path, data: object) -> None:
-    tmp = path.with_name(path.name + ".partial")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def drop_partial_line(path: Path) -> None:
-    """A killed writer can leave half a line; cut it so appends start on a fresh line."""
-    if path.exists() and (data := path.read_bytes()) and not data.endswith(b"\n"):
-        path.write_bytes(data[: data.rfind(b"\n") + 1])
-
-
-def read_jsonl(path: Path) -> Iterator[dict]:
-    """Rows of a JSONL file; a last line cut off by a killed writer is ignored."""
-    with path.open(encoding="utf-8") as f:
-        for line in f:
-            if not line.endswith("\n"):
-                return
-            yield json.loads(line)
-
-
-class JsonlWriter:
-    """Rows to a JSONL file through a ``.partial`` name, renamed when the block ends cleanly;
-    no row, no file (``datasets.load_dataset`` fails on an empty JSONL file), an earlier one removed."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.tmp = path.with_name(path.name + ".partial")
-        self.rows = 0
-
-    def __enter__(self) -> JsonlWriter:
-        self.file = self.tmp.open("wb")
-        return self
-
-    def write(self, row: dict) -> None:
-        self.file.write(json_line(row))
-        self.rows += 1
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        self.file.close()
-        if exc_type is None and self.rows:
-            os.replace(self.tmp, self.path)
-        elif exc_type is None:
-            self.tmp.unlink()
-            self.path.unlink(missing_ok=True)
 
 
 _PROTOTYPE = _prototype_row()

@@ -14,10 +14,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kgsynth.formats.answers import AnswerFormat, Constraints, format_instruction
 from kgsynth.queries import CachedModel
-from kgsynth.synth.dialogue import Dialogue, DialogueSettings, Turn, build_dialogue, count_tokens, transcript
-from kgsynth.synth.formats import AnswerFormat, Constraints, format_instruction
-from kgsynth.synth.scenario import NO_RULE, Difficulty, Scenario
+from kgsynth.synth.dialogues.dialogue import Dialogue, DialogueSettings, Turn, build_dialogue, count_tokens, transcript
+from kgsynth.synth.dialogues.haystack import pad_dialogue
+from kgsynth.synth.scenarios.scenario import NO_RULE, Difficulty, Scenario
 
 PositionBucket = Literal["start", "middle", "end"]
 
@@ -117,8 +118,12 @@ def item_rng(seed: int, scenario: Scenario, lang: str) -> random.Random:
 
 def make_item(scenario: Scenario, lang: str, settings: DialogueSettings, seed: int, others: Sequence[Scenario] = ()) -> Item:
     """The template item of ``scenario`` in ``lang``; ``others`` (same kind, other entities)
-    lend the facts its confusable turns state."""
-    dialogue = build_dialogue(scenario, lang, settings, item_rng(seed, scenario, lang), others)
+    lend the facts its confusable turns state; with ``settings.target_tokens`` the dialogue
+    is padded to that length (``haystack.pad_dialogue``), drawing on the same random stream."""
+    rng = item_rng(seed, scenario, lang)
+    dialogue = build_dialogue(scenario, lang, settings, rng, others)
+    if settings.target_tokens:
+        dialogue = pad_dialogue(dialogue, scenario, lang, settings.target_tokens, rng, others)
     return item_from_dialogue(scenario, lang, dialogue, seed)
 
 

@@ -29,11 +29,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kgsynth.errors import KgsynthError
+from kgsynth.formats import locale
+from kgsynth.formats.answers import has_any_word, has_word, numbers_in
 from kgsynth.queries import Fact, Node
-from kgsynth.synth import locale
-from kgsynth.synth.formats import has_any_word, has_word, numbers_in
-from kgsynth.synth.phrases import NOISE, PAUSES, PHRASES, ROLES, SPEAKERS, YES_NO
-from kgsynth.synth.scenario import (
+from kgsynth.synth.dialogues.phrases import NOISE, PAUSES, PHRASES, ROLES, SPEAKERS, YES_NO
+from kgsynth.synth.dialogues.statements import STATEMENTS
+from kgsynth.synth.scenarios.scenario import (
     CURRENCIES,
     DIFFICULTY,
     RESERVED_TURNS,
@@ -43,7 +44,6 @@ from kgsynth.synth.scenario import (
     misstatable,
     several_valued,
 )
-from kgsynth.synth.statements import STATEMENTS
 
 TurnKind = Literal[
     "opening", "reply", "fact", "misstatement", "reask", "restate", "ack", "prompt", "clarify_q", "clarify_a", "noise",
@@ -78,7 +78,8 @@ class DialogueSettings(BaseModel):
     # exact fact-turn indices per difficulty (overrides position): a scenario with fewer fact turns takes the
     # first ones, one with more merges its facts into that many turns
     fact_turn_indices: dict[Difficulty, tuple[int, ...]] | None = None
-    target_tokens: int | None = Field(None, ge=1, description="pad with distractor turns up to this many tokens")
+    target_tokens: int | None = Field(None, ge=1, description="pad with distractor turns up to this many tokens "
+                                      "(make_item, through haystack.pad_dialogue)")
     confusables: float = Field(
         0.2, ge=0, le=1, description="chance that a free turn states a fact of another entity of the same kind "
         "(another booking and its amount), so an answer needs the facts kept apart by entity; beyond what the item's "
@@ -223,10 +224,7 @@ def build_dialogue(scenario: Scenario, lang: str, settings: DialogueSettings, rn
     speakers = _speakers(scenario, lang, settings, rng)
     order = _speaker_order(len(plan), len(speakers), rng)  # never one speaker twice in a row
     turns = [writer.turn(kind, args, speakers[order[i]]) for i, (kind, args) in enumerate(plan)]
-    dialogue = Dialogue.model_validate({"turns": turns, "fact_turns": slots, "fact_values": writer.values()})
-    if settings.target_tokens:
-        dialogue = pad_dialogue(dialogue, scenario, lang, settings.target_tokens, rng, others)
-    return dialogue
+    return Dialogue.model_validate({"turns": turns, "fact_turns": slots, "fact_values": writer.values()})
 
 
 def _layout(scenario: Scenario, total: int, position: Position, corrections: int,
@@ -458,25 +456,6 @@ def _speaker_order(n: int, k: int, rng: random.Random) -> list[int]:
     for _ in range(n - 1):
         order.append(rng.choice(others[order[-1]]))
     return order
-
-
-def pad_dialogue(dialogue: Dialogue, scenario: Scenario, lang: str, target_tokens: int, rng: random.Random,
-                 others: Sequence[Scenario] = ()) -> Dialogue:
-    """Add a haystack (``kgsynth.synth.haystack``) until the transcript has ``target_tokens``:
-    other scenarios' fact turns, other entities' facts, small talk with numbers, none with
-    a label, value or number of the scenario, an entity named only where the next
-    statement about the topic names it. The haystack comes from ``others.haystack`` (the
-    pipeline's pool of the graph's scenarios), else from ``others`` themselves; without
-    either it is small talk alone. Fact-turn indices are shifted."""
-    from kgsynth.synth import haystack  # it builds other scenarios' dialogues with this module
-
-    pool = getattr(others, "haystack", None) or (haystack.Pool(others, seed=0) if others else None)
-    try:
-        turns, padding = haystack.pad(dialogue.turns, scenario, lang, target_tokens, rng, pool)
-    except haystack.HaystackError as e:
-        raise VerbaliserError(str(e)) from None
-    fact_turns = tuple(i for i, t in enumerate(turns) if t.kind == "fact")
-    return dialogue.model_copy(update={"turns": tuple(turns), "fact_turns": fact_turns, "padding_turns": padding})
 
 
 class _Writer:

@@ -1,7 +1,7 @@
 """Render values in English and Russian for dialogue text: numbers, money, percents, dates, days.
 
 Dialogues state facts the way people write them ("15 600 руб.", "January 5, 2026"), while
-answers are checked in the strict formats of :mod:`kgsynth.synth.formats`. Every number
+answers are checked in the strict formats of :mod:`kgsynth.formats.answers`. Every number
 rendered here parses back to the same value with that checker's number parser, so a model
 that copies a figure from the dialogue is never marked wrong for the rendering itself.
 """

@@ -32,8 +32,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from kgsynth.synth import morph
-from kgsynth.synth.locale import MONTHS_EN, MONTHS_RU_GENITIVE, check_lang, plain_number, plural_ru, to_decimal
+from kgsynth.formats import morph
+from kgsynth.formats.locale import MONTHS_EN, MONTHS_RU_GENITIVE, check_lang, plain_number, plural_ru, to_decimal
 
 __all__ = [
     "AnswerCheck",
