@@ -114,3 +114,26 @@ def test_a_local_ray_instance_writes_the_same_bytes(demo_kg, one_worker, tmp_pat
         ray.shutdown()
     assert _files(tmp_path / "out") == _files(one_worker)
     assert result.workers.executor == "Ray" and result.workers.workers == 2 and result.workers.peak_mb
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_error_in_wording_stops_the_run_alike_with_workers(demo_kg, tmp_path, monkeypatch, workers):
+    """A bug that raises while a scenario is worded (made to raise here for the first scenario
+    the run words) stops the run with that error under any number of workers; forked workers
+    inherit the patched function."""
+    from kgsynth.errors import KgsynthError
+    from kgsynth.kg import load_rules
+    from kgsynth.pipeline import run
+
+    config = _config(workers=workers)
+    first = next(plan.scenarios[0] for plan in run.plan_cells(demo_kg, config, load_rules(demo_kg)) if plan.scenarios)
+    original = run.make_item
+
+    def failing(scenario, *args, **kwargs):
+        if scenario.id == first.id:
+            raise KgsynthError(f"wording failed for {scenario.id}")
+        return original(scenario, *args, **kwargs)
+
+    monkeypatch.setattr(run, "make_item", failing)
+    with pytest.raises(KgsynthError, match=f"^wording failed for {first.id}$"):
+        synthesize(demo_kg, config, tmp_path / "out")

@@ -858,12 +858,15 @@ def _item_lines(item: Item | _WordedItem, version: str, seed: int) -> ItemLines:
 
 @dataclass
 class _Worded:
-    """A worker's outcome for one scenario, with the seconds each filter took."""
+    """A worker's outcome for one scenario, with the seconds each filter took; or the error
+    wording it raised, raised again only if the run asks for that scenario (one run ahead of
+    a cell's end may never be asked for)."""
 
     items: list[_WordedItem]
     rejections: list[dict]
     reached: Counter[str]
     seconds: Counter[str]
+    error: Exception | None = None
 
 
 @dataclass
@@ -892,7 +895,11 @@ def _word_shard(job: _ShardJob, position: int, indices: Sequence[int]) -> list[_
     version, seed = job.config.dataset.version, job.config.dataset.seed
     worded = []
     for index in indices:
-        outcome = wording.run([(index, plan.scenarios[index])], plan.key)[0]
+        try:
+            outcome = wording.run([(index, plan.scenarios[index])], plan.key)[0]
+        except Exception as e:  # noqa: BLE001 - raised again where the run asks for this scenario
+            worded.append(_Worded([], [], Counter(), Counter(), e))
+            continue
         items = [_WordedItem(item.id, item.language, item.question, item.gold if isinstance(item.gold, str) else tuple(item.gold),
                              _ItemCell(item.metadata.scenario_id, item.metadata.category, item.metadata.difficulty,
                                        item.metadata.answer_format), _item_lines(item, version, seed))
@@ -945,6 +952,8 @@ class _Shards:
             self._refill(position, index)
         shard, offset = self.sent[position].pop(index)
         worded = shard.result()[offset]
+        if worded.error:
+            raise worded.error
         self.wording.seconds.update(worded.seconds)
         return [_Outcome(list(worded.items), worded.rejections, worded.reached)]
 
@@ -1005,7 +1014,7 @@ def _words(config: SynthConfig, plans: list[CellPlan], filters: list[ItemFilter]
     """Who words the scenarios: workers (``config.run``), or this process when one worker is
     asked for or models word and judge (their requests run concurrently already)."""
     run = config.run
-    workers = run.workers or len(os.sched_getaffinity(0))
+    workers = run.workers or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
     if wording.models:
         yield _InProcess(wording, "this process (a run with models)")
         return
