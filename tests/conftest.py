@@ -75,20 +75,24 @@ class OxigraphServer:
     """A real Oxigraph SPARQL server (pip package ``oxigraph``), in memory, on loopback."""
 
     def __init__(self, binary: str):
-        self.port = _free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.query_url = f"{self.base}/query"
-        self.process = subprocess.Popen(
-            [binary, "serve", "--bind", f"127.0.0.1:{self.port}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                urllib.request.urlopen(f"{self.query_url}?query=ASK%7B%7D", timeout=1).read()
-                return
-            except OSError:
-                time.sleep(0.05)
-        self.stop()
+        # another process (parallel test workers start servers too) may take the free port
+        # before this server binds it: the server then exits, and another port is tried
+        for _ in range(3):
+            self.port = _free_port()
+            self.base = f"http://127.0.0.1:{self.port}"
+            self.query_url = f"{self.base}/query"
+            self.process = subprocess.Popen(
+                [binary, "serve", "--bind", f"127.0.0.1:{self.port}"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            )
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline and self.process.poll() is None:
+                try:
+                    urllib.request.urlopen(f"{self.query_url}?query=ASK%7B%7D", timeout=1).read()
+                    if self.process.poll() is None:
+                        return
+                except OSError:
+                    time.sleep(0.05)
+            self.stop()
         raise RuntimeError(f"oxigraph serve did not start on port {self.port}")
 
     def load(self, path: Path, content_type: str = "text/turtle") -> None:
@@ -104,7 +108,8 @@ class OxigraphServer:
         urllib.request.urlopen(request, timeout=60).read()
 
     def stop(self) -> None:
-        self.process.terminate()
+        if self.process.poll() is None:
+            self.process.terminate()
         self.process.wait(timeout=10)
 
 

@@ -152,11 +152,27 @@ def test_a_one_letter_answer_is_not_looked_for(scenarios):
         "the question contains the answer 'A1'")
 
 
+# the anchors of the worked examples: the order and the card themselves, and the departments
+# in the Yekaterinburg office (department -> office -> city)
+WORKED_ANCHORS = (f"SELECT ?a WHERE {{ {{ VALUES ?a {{ <{EX}order-057> <{EX}card-040> }} }} UNION "
+                  f"{{ ?a <{EX}office> <{EX}office-granit-stroy-yekaterinburg> }} }}")
+
+
+@pytest.mark.slow  # about 45 s (every anchor's multi-hop scenarios); the anchors case below checks the same in 1 s
 def test_a_real_run_records_the_leaks_and_keeps_none(demo_kg, tmp_path):
     """Every scenario of the simple and multi-hop cells is worded (a pool far above a cell's
     share): the worked examples above are rejected with their reasons, and kept out."""
+    _real_run_records_the_leaks_and_keeps_none(demo_kg, tmp_path, None)
+
+
+def test_a_real_run_around_the_worked_examples_records_the_leaks_and_keeps_none(demo_kg, tmp_path):
+    """The same run around the worked examples' anchors alone (every scenario of theirs is worded)."""
+    _real_run_records_the_leaks_and_keeps_none(demo_kg, tmp_path, WORKED_ANCHORS)
+
+
+def _real_run_records_the_leaks_and_keeps_none(demo_kg, tmp_path, anchors: str | None) -> None:
     config = SynthConfig.model_validate({
-        "sampling": {"shapes": ["simple", "multihop"], "per_anchor": 50},
+        "sampling": {"shapes": ["simple", "multihop"], "per_anchor": 50, "anchors_query": anchors},
         "dataset": {"n": 2, "formats": ["one_token", "short_text"]},
         "filters": {"top_n_pool": 1000},
     })

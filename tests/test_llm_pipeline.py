@@ -64,10 +64,16 @@ def test_the_fake_run_keeps_every_cell_full_and_counts_calls(clean_run):
     assert report["total"]["calls_per_accepted_item"] == 3.0
 
 
-def test_thirty_percent_faults_lose_and_duplicate_no_item(clean_run, demo_kg, tmp_path):
+def test_thirty_percent_faults_lose_and_duplicate_no_item(clean_run, demo_kg, tmp_path, monkeypatch):
     _, clean_out, _ = clean_run
+    # short back-offs (test_llm_gateway's): what is tested here is that the retries lose and
+    # duplicate nothing, not how long they wait (about 40 s of the defaults' sleeps otherwise)
     with FaultInjectingServer(fake_stage_reply, rate=0.3, seed=7, stall_s=1.0) as server:
-        synthesize(demo_kg, _config(server, tmp_path / "cache.sqlite"), tmp_path / "out")
+        config = _config(server, tmp_path / "cache.sqlite")
+        config_for = type(config.llm).model_config_for
+        monkeypatch.setattr(type(config.llm), "model_config_for", lambda self, stage, seed: config_for(
+            self, stage, seed).model_copy(update={"backoff_s": 0.01, "max_backoff_s": 0.05}))
+        synthesize(demo_kg, config, tmp_path / "out")
         faults = len(server.requests) - 300
     assert faults > 50  # the faults did happen, and were retried
     assert _files(tmp_path / "out") == _files(clean_out)

@@ -24,8 +24,7 @@ GRAPHS = {
     "demo": ("urn:kgsynth:test:demo", lambda: sorted(DEMO.glob("*.ttl")), ("en", "ru"), 200),
     "fb15k237": ("urn:kgsynth:test:fb15k237", lambda: [FB15K, RULES], ("en",), 100),
 }
-# multihop_set on FB15k-237 takes Virtuoso about 15 s a test (the default run is near its
-# 15-minute budget): run with -m slow
+# multihop_set on FB15k-237 takes Virtuoso about 15 s a test: run with -m slow
 HEAVY = {("fb15k237", "multihop_set")}
 
 
