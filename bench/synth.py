@@ -84,6 +84,7 @@ def _run(paths: list[str], config: SynthConfig, conn) -> None:
         "filters": {k: {"in": v["in"], "rejected": v["rejected"]} for k, v in result.manifest["filters"].items()},
         "peak_rss_mb": peak_rss_mb,  # of the synthesize run, graph included
         "workers": workers,
+        "load_average_after": os.getloadavg()[0],  # other work on the machine during the run, read at its end
         "worker_peak_rss_mb": sorted(result.workers.peak_mb.values()),
         "digests": digests,
         **naive,
@@ -143,7 +144,8 @@ def render(results: list[dict]) -> str:
             f"{r['name']}: {r['items']:,} items ({r['filled_cells']} cells x {r['per_cell']} x languages; "
             f"{r['unfillable_cells']} cells unfillable) in {r['synth_s']:.2f} s = {r['items_per_s']:,.0f} items/s "
             f"on {workers}; scenario phase {r['scenario_phase_s']:.2f} s ({r['scenarios']:,} scenarios); "
-            f"load {r['load_s']:.2f} s (not counted); peak RSS {r['peak_rss_mb']:,.0f} MB; files {r['output_mb']:,.1f} MB{naive}"
+            f"load {r['load_s']:.2f} s (not counted); peak RSS {r['peak_rss_mb']:,.0f} MB; files {r['output_mb']:,.1f} MB{naive}; "
+            f"load average {r['load_average_after']:.1f}"
         )
     return "\n".join(lines)
 
