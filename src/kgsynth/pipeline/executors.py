@@ -116,7 +116,6 @@ class RayExecutor(Executor):
             import ray
         except ImportError:
             raise KgsynthError("--executor ray needs Ray: pip install 'kgsynth[ray]'") from None
-        self._ray = ray
         if not ray.is_initialized():
             ray.init(address=os.environ.get("RAY_ADDRESS") or None, include_dashboard=False,
                      log_to_driver=False, configure_logging=False)
