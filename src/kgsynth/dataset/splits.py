@@ -21,7 +21,6 @@ import mmap
 import os
 import shutil
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
 from typing import BinaryIO
@@ -137,15 +136,11 @@ class DatasetWriter:
     Lines come in the same item order for every split; on exit the public splits are
     rewritten in ``public_order`` (to a new file, never through a link to a source), the
     rest keep it. The order depends on the lines alone, so a resumed run writes the same bytes.
-
-    The splits are finished on up to ``threads`` threads at once (pyarrow and file copies
-    let go of the GIL; each file has one writer, so the bytes do not depend on the count).
     """
 
-    def __init__(self, out: Path, ready_jsonl: dict[str, Path] | None = None, threads: int = 1):
+    def __init__(self, out: Path, ready_jsonl: dict[str, Path] | None = None):
         self.out = out
         self.ready_jsonl = ready_jsonl
-        self.threads = threads
         self._stack = ExitStack()
         self._jsonl: dict[str, BinaryIO] = {}
         self.paths: list[Path] = []
@@ -170,31 +165,18 @@ class DatasetWriter:
         self._stack.close()
         if exc_type is not None:
             return
-        order = _public_order_of(self.out)
-        with ThreadPoolExecutor(self.threads) as pool:
-            written = dict(zip(SPLITS, pool.map(lambda name: self._finish(name, order), SPLITS), strict=True))
-        for name, rows in written.items():
-            if not rows:
+        _put_public_in_order(self.out)
+        for name in SPLITS:
+            jsonl = _partial(self.out / f"{name}.jsonl")
+            if jsonl.stat().st_size == 0:  # no rows: no files (datasets.load_dataset fails on an empty JSONL or Parquet file)
+                jsonl.unlink()
                 for final in (self.out / f"{name}.jsonl", self.out / f"{name}.parquet"):
                     final.unlink(missing_ok=True)  # an earlier run's
                     self.paths.remove(final)
+                continue
+            _jsonl_to_parquet(jsonl, _partial(self.out / f"{name}.parquet"), _schema(name))
         for final in self.paths:
             _replace(_partial(final), final)
-
-    def _finish(self, name: str, public_order: Sequence[int]) -> bool:
-        """The split's ``.partial`` JSONL in its final order and its ``.partial`` Parquet;
-        False (and no files) when it has no rows: ``datasets.load_dataset`` fails on an
-        empty JSONL or Parquet file."""
-        jsonl = _partial(self.out / f"{name}.jsonl")
-        if name in PUBLIC_SPLITS:
-            ordered = jsonl.with_name(jsonl.name + ".ordered")
-            _write_lines_in_order(jsonl, ordered, public_order)
-            os.replace(ordered, jsonl)  # a new file: a source linked to a spool is left as it was
-        if jsonl.stat().st_size == 0:
-            jsonl.unlink()
-            return False
-        _jsonl_to_parquet(jsonl, _partial(self.out / f"{name}.parquet"), _schema(name))
-        return True
 
 
 PUBLIC_SPLITS = tuple(name for name in SPLITS if name.startswith("public/"))
@@ -226,16 +208,21 @@ def public_order(public_ids: Sequence[str], scenarios: Sequence[str]) -> list[in
     return order
 
 
-def _public_order_of(out: Path) -> list[int]:
-    """The public splits' ``public_order``, read from the private mapping's ``.partial``
-    JSONL (its lines are in the same item order)."""
+def _put_public_in_order(out: Path) -> None:
+    """Rewrite the public splits' ``.partial`` JSONL in ``public_order``, read from the
+    private mapping (its lines are in the same item order)."""
     public_ids, scenarios = [], []
     with _partial(out / "private/mapping.jsonl").open("rb") as f:
         for line in f:
             row = json.loads(line)
             public_ids.append(row["public_id"])
             scenarios.append(row["scenario_id"])
-    return public_order(public_ids, scenarios)
+    order = public_order(public_ids, scenarios)
+    for name in PUBLIC_SPLITS:
+        source = _partial(out / f"{name}.jsonl")
+        ordered = source.with_name(source.name + ".ordered")
+        _write_lines_in_order(source, ordered, order)
+        os.replace(ordered, source)  # a new file: a source linked to a spool is left as it was
 
 
 def _write_lines_in_order(source: Path, target: Path, order: Sequence[int]) -> None:

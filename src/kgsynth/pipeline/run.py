@@ -30,7 +30,7 @@ import re
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -1014,7 +1014,7 @@ def _words(config: SynthConfig, plans: list[CellPlan], filters: list[ItemFilter]
     """Who words the scenarios: workers (``config.run``), or this process when one worker is
     asked for or models word and judge (their requests run concurrently already)."""
     run = config.run
-    workers = _workers(config)
+    workers = run.workers or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
     if wording.models:
         yield _InProcess(wording, "this process (a run with models)")
         return
@@ -1027,11 +1027,6 @@ def _words(config: SynthConfig, plans: list[CellPlan], filters: list[ItemFilter]
         yield _Shards(executor, plans, wording, work, math.ceil(per_cell * config.filters.top_n_pool), _CHUNK)
     finally:
         executor.close()
-
-
-def _workers(config: SynthConfig) -> int:
-    """The workers asked for, or this machine's cores (those this process may run on)."""
-    return config.run.workers or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
 
 
 class _Work:
@@ -1157,7 +1152,7 @@ def _assemble(
     # Usually every spooled item is chosen in a filled cell: then each spool is the split's file.
     whole_spools = all((cell, index) in chosen for cell, candidates in work.candidates.items() for index, _ in candidates)
     with (
-        DatasetWriter(out, work.spool_paths if whole_spools else None, threads=_workers(config)) as writer,
+        DatasetWriter(out, work.spool_paths if whole_spools else None) as writer,
         JsonlWriter(out / "rejections.jsonl") as rejections,
     ):
         for record, lines in work.records(with_lines=not whole_spools):
@@ -1175,8 +1170,7 @@ def _assemble(
                 answers.add(plan_of[record["cell"]].scenarios[record["index"]], len(record["languages"]))
     rules_file = _write_rules(out / "private" / "rules.jsonl", rules)
     written = [*writer.paths, *[p for p in (out / "rejections.jsonl", rules_file) if p.is_file()]]  # none without rows
-    with ThreadPoolExecutor(_workers(config)) as pool:  # hashlib lets go of the GIL
-        files = dict(zip((str(p.relative_to(out)) for p in sorted(written)), pool.map(sha256_file, sorted(written)), strict=True))
+    files = {str(p.relative_to(out)): sha256_file(p) for p in sorted(written)}
     manifest = {
         "kgsynth": kgsynth.__version__,
         "version": version,
