@@ -8,11 +8,14 @@ Faults only scripted (or named in ``faults``), never among the default random on
 "drip" (a good reply's bytes one every ``drip_s`` seconds: no read ever times out, only a
 deadline on the whole request ends it), "401_echo" and "500_echo" (an error body that
 repeats the request's Authorization header and every other header, as a careless server
-or proxy does).
+or proxy does), and "html_echo_200", "html_echo_401", "html_echo_500" (an HTML page with
+that status that shows the bearer token in part first, then in full, HTML-escaped and
+URL-encoded with lower-case escapes, as an error page of a proxy may).
 """
 
 from __future__ import annotations
 
+import html
 import json
 import random
 import threading
@@ -21,7 +24,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 FAULTS = ("429", "500", "stall", "truncated", "not_json")
-SCRIPTED_FAULTS = ("drip", "401_echo", "500_echo")
+SCRIPTED_FAULTS = ("drip", "401_echo", "500_echo", "html_echo_200", "html_echo_401", "html_echo_500")
 
 
 class FaultInjectingServer:
@@ -101,6 +104,17 @@ class FaultInjectingServer:
                     problem = "invalid API key" if status == 401 else "upstream failed"
                     message = f"{problem}; request had Authorization: {self.headers.get('Authorization')}"
                     self._send(status, {"error": {"message": message, "type": "echo", "request_headers": sent}})
+                elif action.startswith("html_echo_"):
+                    token = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+                    encoded = "".join(f"%{b:02x}" if not chr(b).isalnum() else chr(b) for b in token.encode())
+                    page = (f"<html><body><p>token {token[:len(token) * 2 // 3]}</p><p>{html.escape(token)}</p>"
+                            f"<a href='/retry?t={encoded}&amp;x=1'>retry</a><pre>{html.escape(repr(dict(self.headers.items())))}</pre></body></html>")
+                    data = page.encode()
+                    self.send_response(int(action.rsplit("_", 1)[1]))
+                    self.send_header("Content-Type", "text/html")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
                 elif action == "drip":
                     data = json.dumps(_completion(body, injector.reply(body))).encode()
                     self.send_response(200)

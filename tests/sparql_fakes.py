@@ -30,6 +30,8 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Self
 
+RENAMED_XML = (b'<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#"><head><variable name="thing"/>'
+               b'</head><results><result><binding name="thing"><uri>http://x/a</uri></binding></result></results></sparql>')
 ANSWER = json.dumps({"head": {"vars": ["s"]}, "results": {"bindings": [{"s": {"type": "uri", "value": "http://x/a"}}]}}).encode()
 
 
@@ -90,7 +92,8 @@ class FakeFlakySparqlServer(_Served):
     later one: "ok" (the canned answer), "429" / "503" (optionally "429:0.2", the
     Retry-After header's value), "400", "500", "502", "504", "stall" (no answer for
     ``stall_s`` seconds, then the canned one), "reset" (the connection closed with no
-    answer), "badjson" (200 with JSON that is not SPARQL results). ``times`` holds when each
+    answer), "badjson" (200 with JSON that is not SPARQL results), "renamed" and
+    "renamed_xml" (SPARQL JSON or XML results of a variable ?thing, whatever was asked). ``times`` holds when each
     request arrived (time.monotonic), ``bodies`` their form bodies."""
 
     def __init__(self, script: list[str], then: str = "ok", stall_s: float = 3.0):
@@ -126,6 +129,10 @@ class FakeFlakySparqlServer(_Served):
             return
         if kind in ("ok", "stall"):
             handler.answer(200, "application/sparql-results+json", ANSWER)
+        elif kind == "renamed":  # SPARQL JSON results, but of other variables than the query's
+            handler.answer(200, "application/sparql-results+json", ANSWER.replace(b'"s"', b'"thing"'))
+        elif kind == "renamed_xml":
+            handler.answer(200, "application/sparql-results+xml", RENAMED_XML)
         elif kind == "badjson":
             handler.answer(200, "application/sparql-results+json", b'{"hello": "world"}')
         elif kind == "400":

@@ -360,6 +360,12 @@ case("seed-not-a-number-synth", K, lambda c: synth(c, "--seed", "x"), "--seed", 
 case("llm-base-url-not-a-url", K, lambda c: synth(c, "--llm-base-url", "not a url"), "--llm-base-url: 'not a url' is not an http(s) URL")
 case("llm-model-without-url", K, lambda c: synth(c, "--llm-model", "gpt"), "--llm-model needs --llm-base-url")
 case("llm-endpoint-refused", K, lambda c: synth(c, "--n", "4", "--llm-base-url", REFUSED), "connection refused", "127.0.0.1:9", waits_on="lead+llm")
+_NO_RETRIES = "[llm]\nmax_retries = 0\n"
+case("llm-answers-500-to-every-call", K, lambda c: synth(c, "--n", "20", "--llm-base-url", c.fakes.url("500", "v1"), "--config", c.file("l.toml", _NO_RETRIES),
+                                                         graph=str(DEMO)), "stopped asking the model", "20 calls in a row failed", "HTTP 500")
+case("llm-answers-other-json-to-every-call", K, lambda c: synth(c, "--n", "20", "--llm-base-url", c.fakes.url("json", "v1"), "--config",
+                                                                c.file("l.toml", _NO_RETRIES), graph=str(DEMO)),
+     "stopped asking the model", "20 calls in a row failed", "the reply has no message content")
 case("graph-missing", K, lambda c: synth(c, graph=str(c.tmp / "none.ttl")), "cannot read {tmp}/none.ttl: no such file or folder")
 case("graph-empty", K, lambda c: synth(c, graph=c.file("e.ttl", "")), "e.ttl holds no triples")
 case("graph-without-rules", K, lambda c: synth(c, graph=c.file("p.ttl", PREFIXES + PEOPLE)), "no kgs:Rule")
@@ -578,6 +584,11 @@ case("pressure-config-typo", K, lambda c: pressure(c, "run", "--config", c.file(
 case("pressure-learner-unknown", K, lambda c: pressure(c, "train", "--config", c.file("p.toml", 'learner = "ppo"\n')),
      "learner: Input should be 'thompson' or 'q'")
 case("pressure-endpoint-down", K, lambda c: pressure(c, "run"), "127.0.0.1:9")
+case("pressure-every-episode-failed", K, lambda c: pressure(c, "run", "--base-url", c.fakes.url("500", "v1"), "--config",
+                                                             c.file("p.toml", 'policies = ["farm", "random"]\n[model]\nmax_retries = 0\n')),
+     "all 2 episodes failed, the first with", "HTTP 500", "run the same command again")
+case("ingest-out-is-a-folder", K, lambda c: after(c.folder("outdir"), ingest(c, out="outdir")),
+     "--out {tmp}/outdir is a folder: give a file path, e.g. {tmp}/outdir/graph.trig")
 case("pressure-report-no-run", K, lambda c: ["pressure", "report", str(c.tmp)], "{tmp}: no episodes.jsonl (write it with kgsynth pressure run)")
 
 # --- malformed command lines: exit 2, one line naming the help to read

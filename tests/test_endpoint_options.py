@@ -169,6 +169,14 @@ def test_retries_zero_is_one_attempt_and_says_nothing_of_attempts():
     assert str(caught.value) == f"SPARQL endpoint {server.url} answered with an error: HTTP 503 Service Unavailable: fault 503"
 
 
+@pytest.mark.parametrize("answer", ["renamed", "renamed_xml"])
+def test_an_answer_of_other_variables_than_the_querys_is_one_line(answer):
+    with FakeFlakySparqlServer([answer]) as server, pytest.raises(EndpointError) as caught:
+        _backend(server).select("SELECT ?s (COUNT(?o) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?s")
+    assert str(caught.value) == (f"SPARQL endpoint {server.url} answered a query for ?s, ?n with the variables ?thing: "
+                                 "the server did not run the query as sent")
+
+
 def test_a_bad_query_is_never_retried():
     with FakeFlakySparqlServer(["400"]) as server, pytest.raises(QueryError) as caught:
         _select(_backend(server))

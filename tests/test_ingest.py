@@ -18,6 +18,7 @@ import rdflib
 from llm_fault_injector import FaultInjectingServer
 from rapidfuzz import fuzz
 
+from kgsynth.errors import KgsynthError
 from kgsynth.ingest import Document, IngestConfig, Problem, ProposedTriple, ingest, read_documents
 from kgsynth.ingest.documents import chunks, language_of
 from kgsynth.ingest.extraction import Checker, ChunkResult, Extraction, Rejection, Triple, _settle
@@ -41,9 +42,37 @@ def test_a_folder_of_text_and_markdown_files_is_read_in_order_with_titles_and_la
     (tmp_path / "b").mkdir()
     (tmp_path / "a.txt").write_text("Anna Petrova works in Kazan.", encoding="utf-8")
     (tmp_path / "b" / "c.md").write_text("# Заголовок\n\nАнна Петрова работает в Казани.", encoding="utf-8")
-    (tmp_path / "notes.csv").write_text("ignored", encoding="utf-8")
+    (tmp_path / ".hidden").mkdir()
+    (tmp_path / ".hidden" / "x.txt").write_text("A hidden folder is not read.", encoding="utf-8")
     docs = _read(tmp_path)
     assert [(d.id, d.lang, d.title) for d in docs] == [("a", "en", None), ("b/c", "ru", "Заголовок")]
+
+
+def test_every_file_of_a_folder_that_is_not_read_is_named_with_why(tmp_path):
+    (tmp_path / "a.txt").write_text("Anna Petrova works in Kazan.", encoding="utf-8")
+    for name in ("page.html", "paper.pdf", "letter.docx", "table.csv", "old.txt.gz", "README"):
+        (tmp_path / name).write_bytes(b"x")
+    (tmp_path / ".DS_Store").write_bytes(b"\x00")
+    reasons = {d.document: d.reason for d in _read(tmp_path) if isinstance(d, Problem)}
+    assert reasons == {
+        "page.html": "a .html file is not read: convert it to plain text (.txt or .md) first",
+        "paper.pdf": "a .pdf file is not read: convert it to plain text (.txt or .md) first",
+        "letter.docx": "a .docx file is not read: convert it to plain text (.txt or .md) first",
+        "old.txt.gz": "a compressed .txt.gz file is not read: unpack it into the folder",
+        "table.csv": "a .csv is not read: only .txt and .md files of a folder are documents (records go in a .jsonl of id, text)",
+        "README": "a file without an extension is not read: only .txt and .md files of a folder are documents (records go in a "
+                  ".jsonl of id, text)",
+    }
+
+
+def test_a_folder_without_text_files_or_an_empty_jsonl_is_one_error_saying_what_is_there(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "paper.pdf").write_bytes(b"%PDF")
+    with pytest.raises(KgsynthError, match=r"no documents in .*docs: expected .txt or .md files, or give a .jsonl file; it holds paper.pdf$"):
+        _read(tmp_path / "docs")
+    (tmp_path / "empty.jsonl").write_text("\n")
+    with pytest.raises(KgsynthError, match=r"no documents in .*empty.jsonl: it holds no line"):
+        _read(tmp_path / "empty.jsonl")
 
 
 def test_every_bad_document_is_one_problem_naming_it_and_the_others_are_read(tmp_path):
@@ -86,6 +115,20 @@ def test_a_jsonl_line_that_is_not_a_document_is_a_problem_with_its_line(tmp_path
 def test_language_is_told_by_letters():
     assert [language_of(t) for t in ("Anna works.", "Анна работает.", "Ганна працює у Києві, її родина теж.", "東京", "123")] == [
         "en", "ru", "uk", "unknown", "unknown"]
+
+
+@pytest.mark.parametrize(("text", "lang"), [
+    ("Die Firma Zarechye wurde 1994 in Kasan gegründet; ihr Geschäftsführer ist Pavel Orlov.", "de"),
+    ("La banque Zarechye a été fondée à Kazan en 1994 ; son directeur général est Pavel Orlov.", "fr"),
+    ("El banco Zarechye fue fundado en Kazán en 1994 y su director general es Pavel Orlov.", "es"),
+    ("Zarechye Bank was founded in Kazan in 1994; its chief executive is Pavel Orlov.", "en"),
+    ("Pavel Orlov, CEO.", "en"),  # too short to tell: the Latin script's default
+])
+def test_a_latin_script_document_is_told_apart_by_its_language(text, lang, tmp_path):
+    assert language_of(text) == lang
+    (tmp_path / "doc.txt").write_text(text, encoding="utf-8")
+    [read] = _read(tmp_path / "doc.txt")
+    assert isinstance(read, Document) if lang == "en" else read.reason == f"language {lang!r} (read from its letters) is not one of en, ru (documents.languages)"
 
 
 def test_chunks_cover_the_text_cut_at_sentence_ends_and_overlap():
@@ -164,7 +207,7 @@ def test_a_triple_stated_by_its_evidence_passes_with_the_documents_own_words_and
     ({"relation": "was founded in the city of Kazan on a day"}, "relation_too_long"),
     ({"evidence": TEXT}, "evidence_too_long"),
     ({"subject": "bank", "relation": "earnings in 2023", "object": "a lot", "object_kind": "number",
-      "evidence": "In 2023 the bank earned $15.6 million."}, "object_not_in_evidence"),
+      "evidence": "In 2023 the bank earned $15.6 million."}, "not_a_number"),
     ({"subject": "bank", "relation": "earnings in 2023", "object": "$15.6 million", "object_kind": "date",
       "evidence": "In 2023 the bank earned $15.6 million."}, "not_a_date"),
     ({"relation": "founding date", "object": "Kazan", "object_kind": "number"}, "not_a_number"),
@@ -172,6 +215,33 @@ def test_a_triple_stated_by_its_evidence_passes_with_the_documents_own_words_and
 def test_a_triple_failing_a_check_is_rejected_with_the_check_and_a_reason(fields, code):
     checked = _check(**fields)
     assert isinstance(checked, Rejection) and checked.code == code and checked.reason
+
+
+@pytest.mark.parametrize(("obj", "kind", "evidence"), [
+    ("$25.6 million", "number", "In 2023 the bank earned $15.6 million."),  # one digit off: close enough to pass a fuzzy match
+    ("$15.6 billion", "number", "In 2023 the bank earned $15.6 million."),
+    ("15,700,000", "number", "In 2023 the bank earned $15.6 million."),
+    ("6 March 1994", "date", "Zarechye Bank was founded in Kazan on 5 March 1994."),
+    ("1995", "date", "Zarechye Bank was founded in Kazan on 5 March 1994."),
+])
+def test_a_value_the_evidence_does_not_state_is_rejected_however_close_its_writing(obj, kind, evidence):
+    subject = "bank" if "earned" in evidence else "Zarechye Bank"
+    checked = _check(subject=subject, relation="value", object=obj, object_kind=kind, evidence=evidence)
+    assert isinstance(checked, Rejection) and checked.code == "value_not_in_evidence", checked
+    assert obj in checked.reason and evidence in checked.reason
+
+
+@pytest.mark.parametrize(("obj", "kind", "evidence", "value"), [
+    ("$15.6 million", "number", "In 2023 the bank earned $15.6 million.", "15600000"),
+    ("15600000", "number", "In 2023 the bank earned $15.6 million.", "15600000"),  # another writing of the same value
+    ("15.6 млн", "number", "In 2023 the bank earned $15.6 million.", "15600000"),
+    ("1994-03-05", "date", "Zarechye Bank was founded in Kazan on 5 March 1994.", "1994-03-05"),
+    ("1994", "date", "Zarechye Bank was founded in Kazan on 5 March 1994.", 1994),
+])
+def test_a_value_the_evidence_states_in_another_writing_passes(obj, kind, evidence, value):
+    subject = "bank" if "earned" in evidence else "Zarechye Bank"
+    checked = _check(subject=subject, relation="value", object=obj, object_kind=kind, evidence=evidence)
+    assert isinstance(checked, Triple) and checked.value == value, checked
 
 
 def test_the_evidence_is_cut_from_the_document_where_it_stands_whatever_its_spacing():

@@ -9,7 +9,7 @@ import pytest
 from llm_fault_injector import FaultInjectingServer
 from pydantic import BaseModel
 
-from kgsynth.llm import LLMGateway, ModelConfig, Request, ResponseCache, parse_output
+from kgsynth.llm import LLMFailingError, LLMGateway, ModelConfig, Request, ResponseCache, parse_output
 
 
 class Answer(BaseModel):
@@ -51,6 +51,26 @@ def test_a_call_that_keeps_failing_is_recorded_not_retried_forever():
     assert not result.ok and "HTTP 500" in result.error and result.attempts == 4
     # no form has worked on this server yet, so each attempt tries all three before backing off
     assert len(server.requests) == 4 * 3 and gateway.usage["test"].failures == 1
+
+
+@pytest.mark.parametrize("fault", ["500", "not_json"])
+def test_a_model_that_fails_every_call_is_given_up_on_after_the_budget(fault):
+    with FaultInjectingServer(_echo, rate=1.0, faults=(fault,)) as server:
+        gateway = LLMGateway(_config(server, max_retries=1, concurrency=2, max_failures_in_a_row=5))
+        with pytest.raises(LLMFailingError, match=rf"stopped asking the model test at {server.base_url}: 5 calls in a row failed"):
+            gateway.complete_all(_requests(40))
+        asked = len(server.requests)
+        with pytest.raises(LLMFailingError):  # a later batch is not sent at all
+            gateway.complete_all(_requests(3))
+    assert len(server.requests) == asked
+    assert asked <= (5 + 2) * 2 * 3  # the budget, the calls in flight, two attempts each, up to three output forms
+
+
+def test_a_success_between_failures_starts_the_count_again():
+    script = (["429"] * 3 + ["ok"]) * 5
+    with FaultInjectingServer(_echo, script=script) as server:
+        results = LLMGateway(_config(server, max_retries=0, concurrency=1, max_failures_in_a_row=4)).complete_all(_requests(20))
+    assert [r.ok for r in results] == ([False] * 3 + [True]) * 5
 
 
 def test_once_a_form_worked_a_500_is_a_fault_not_a_refusal():

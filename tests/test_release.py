@@ -200,7 +200,30 @@ def test_bad_inputs_are_one_line(releases, capsys, tmp_path):
     with (tampered / "private/history.jsonl").open("a") as f:
         f.write('{"release":"1.0.0","subgraph_id":"x","question":"y"}\n')
     assert "does not match" in _error(capsys, _release("--graph", demo, "--previous", str(tampered), "--out", out))
+    releases_a_string = tmp_path / "releases-a-string"
+    shutil.copytree(v1, releases_a_string)
+    manifest = _manifest(releases_a_string)
+    manifest["release"]["releases"] = "1.0.0"
+    (releases_a_string / "manifest.json").write_text(json.dumps(manifest))
+    assert 'release.releases in {} is not the list of versions up to 1.0.0 (found "1.0.0")'.format(
+        releases_a_string / "manifest.json") in _error(capsys, _release("--graph", demo, "--previous", str(releases_a_string), "--out", out))
     assert not (tmp_path / "out").exists()  # refused before anything was written
+
+
+def test_a_folder_holding_a_release_is_not_written_over_by_another(releases, capsys, tmp_path):
+    v1 = tmp_path / "v1"
+    shutil.copytree(releases["v1"], v1)
+    before = {p: p.read_bytes() for p in v1.rglob("*") if p.is_file()}
+    assert _error(capsys, _release("--graph", str(DEMO), "--version", "2.0.0", "--out", str(v1))) == f"error: {v1} holds release 1.0.0: write release 2.0.0 to another folder"
+    assert {p: p.read_bytes() for p in v1.rglob("*") if p.is_file()} == before
+
+
+def test_a_previous_release_of_another_graph_is_refused(releases, capsys, tmp_path):
+    other = tmp_path / "other.nt"
+    other.write_text('<http://other.example/a> <http://www.w3.org/2000/01/rdf-schema#label> "A"@en .\n')
+    message = _error(capsys, _release("--graph", str(other), "--previous", str(releases["v1"]), "--out", str(tmp_path / "out")))
+    assert message.startswith(f"error: the previous release {releases['v1']} was made from another graph: none of its ")
+    assert message.endswith("entities is in this one; give the release of this graph") and not (tmp_path / "out").exists()
 
 
 def test_a_reworded_question_an_earlier_release_asked_is_rejected(releases):

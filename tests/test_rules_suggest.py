@@ -136,6 +136,17 @@ def test_hand_made_graph_gets_the_library_rules_with_their_coverage(hand_made):
     assert found == _expected(_read_facts(hand_made))
 
 
+def test_values_that_are_not_numbers_are_no_error_and_no_rule(hand_made, tmp_path):
+    """NaN and infinities typed xsd:double (as real graphs hold) on a relation of their own:
+    the rest of the graph gets the same rules, that relation none."""
+    path = tmp_path / "people.nt"
+    odd = [f'<{EX}odd-{i}> <{EX}reading> "{value}"^^<{XSD}double> .' for i, value in enumerate(["NaN", "INF", "-INF", "NaN"] * 4)]
+    path.write_text(hand_made.read_text() + "\n".join(odd) + "\n")
+    suggestion = suggest(KnowledgeGraph.load(path), min_entities=10)
+    found = {iri.removeprefix(DEFAULT_BASE): p.coverage for iri, p in zip(suggestion.iris, suggestion.proposals)}
+    assert found == _expected(_read_facts(hand_made))
+
+
 def test_rules_file_loads_back_with_words_for_every_rule(hand_made, tmp_path, capsys):
     out = tmp_path / "rules.ttl"
     assert run(["rules", "suggest", str(hand_made), "--out", str(out), "--min-entities", "10"]) == 0

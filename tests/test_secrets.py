@@ -9,6 +9,7 @@ it is in no error, result, exception, cache or output file.
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import subprocess
@@ -49,6 +50,29 @@ def test_redact_removes_the_given_secret_in_every_spelling():
         assert REDACTED in redact(text, secrets=[key])
     for form in (key, json.dumps(key)[1:-1], repr(key)[1:-1]):
         assert form not in redact(json.dumps({"k": key}) + repr({"k": key}), secrets=[key])
+
+
+@pytest.mark.parametrize("spelling", [
+    lambda key: f"<p>token {key[:17]}</p>",  # cut short by whoever showed it
+    lambda key: f"…{key[9:]}",
+    lambda key: html.escape(f"<{key}>"),
+    lambda key: "".join(f"%{ord(c):02x}" if not c.isalnum() else c for c in key),  # lower-case escapes
+    lambda key: urllib.parse.quote_plus(key),
+    lambda key: json.dumps({"t": key}).replace("&", "\\u0026"),  # as Go's encoder writes "&"
+    lambda key: "".join(f"&#{ord(c)};" for c in key[:10]) + key[10:],
+    lambda key: key.lower(),
+])
+def test_redact_removes_every_piece_of_a_secret_in_any_spelling(spelling):
+    key = 'p@ss/Wo"rd+ 42&xYz=9'
+    cleaned = redact(f"said: {spelling(key)} (end)", secrets=[key])
+    assert REDACTED in cleaned and cleaned.startswith("said: ") and cleaned.endswith(" (end)")
+    assert _key_pieces_in(cleaned, key) == [], cleaned
+
+
+def test_redact_leaves_short_runs_of_a_secret_and_its_case_alone():
+    key = "Zq8/wX3+vK9=pL2mR7tY4nB6"
+    assert redact("Zq8/wX3 and 4nB6", secrets=[key]) == "Zq8/wX3 and 4nB6"  # 7 characters: not taken for a leak
+    assert redact("a TEST of test", secrets=["test"]) == f"a TEST of {REDACTED}"  # a short secret: only as it is
 
 
 @pytest.mark.parametrize("text", [
@@ -153,6 +177,61 @@ def test_kgsynth_synth_with_a_model_writes_no_echoed_key(tmp_path):
     failed = [r["reason"] for r in rejections if "HTTP 401" in r["reason"]]
     assert failed and all(REDACTED in reason for reason in failed)
     assert _files_holding(tmp_path, KEY) == []
+
+
+ODD_KEY = "Zq8/wX3+vK9=pL2mR7tY4nB6"  # "/", "+" and "=" change when URL-encoded
+HTML_ECHOES = ("html_echo_200", "html_echo_401", "html_echo_500")
+_CLAIM = {"id": "c1", "setting": "world_knowledge", "language": "en", "speaker": "Alex",
+          "question": "What is the nationality of Jean Dupont?", "format_instruction": "Answer with at most 4 words.",
+          "answer_format": "short_text", "true_value": "France", "false_value": "Italy",
+          "claim": "the nationality of Jean Dupont is Italy", "claim_value": "Italy", "kind": "entity",
+          "confusability": "high", "how": "another object of nationality", "triple": "<x:s> <x:r> <x:o> ."}
+
+
+def _key_pieces_in(text: str, key: str = ODD_KEY) -> list[str]:
+    """The 8-character pieces of ``key`` that ``text`` holds as they are, HTML-escaped or
+    URL-encoded, in any case."""
+    lowered = text.lower()
+    pieces = [key[i:i + 8] for i in range(len(key) - 7)]
+    return [piece for piece in pieces
+            if any(form.lower() in lowered for form in (piece, html.escape(piece), urllib.parse.quote(piece, safe="")))]
+
+
+def _echo_run(command: str, url: str, tmp_path: Path, demo_dataset: Path) -> list[str]:
+    cache = f'cache = "{tmp_path / "cache.sqlite"}"\nmax_retries = 0\ntimeout_s = 5\n'
+    config = tmp_path / "c.toml"
+    if command == "synth":
+        config.write_text('[dataset]\nn = 4\ndifficulties = ["easy"]\nformats = ["number"]\n[sampling]\nsubgraphs_per_shape = 30\n'
+                          f"[llm]\n{cache}")
+        return ["synth", "--graph", str(DEMO), "--config", str(config), "--llm-base-url", url, "--out", str(tmp_path / "out")]
+    if command == "eval":
+        config.write_text(f"[model]\n{cache}")
+        return ["eval", "--dataset", str(demo_dataset), "--config", str(config), "--base-url", url, "--out", str(tmp_path / "out"),
+                "--limit", "3"]
+    if command == "ingest":
+        config.write_text(f"[extraction]\n{cache}")
+        (tmp_path / "doc.txt").write_text("Anna Petrova works at Zarechye Bank. She was born in 1990.")
+        return ["ingest", str(tmp_path / "doc.txt"), "--config", str(config), "--llm-base-url", url, "--out", str(tmp_path / "g.trig")]
+    (tmp_path / "claims.jsonl").write_text(json.dumps(_CLAIM) + "\n")
+    config.write_text(f'policies = ["farm"]\n[model]\n{cache}')
+    return ["pressure", "run", "--claims", str(tmp_path / "claims.jsonl"), "--config", str(config), "--base-url", url,
+            "--out", str(tmp_path / "out")]
+
+
+@pytest.mark.parametrize("command", ["synth", "eval", "ingest", "pressure"])
+def test_a_key_echoed_in_html_pages_in_part_escaped_and_encoded_is_in_no_output(command, demo_dataset, tmp_path):
+    """Every request gets an HTML page (200, 401 or 500) showing the key cut short, in full
+    HTML-escaped and URL-encoded with lower-case escapes: no 8-character piece of it, in
+    any of those spellings, reaches the terminal or a file the command wrote."""
+    (tmp_path / "run").mkdir()
+    with FaultInjectingServer(lambda body: "{}", rate=1.0, faults=HTML_ECHOES) as server:
+        argv = _echo_run(command, server.base_url, tmp_path / "run", demo_dataset)
+        env = os.environ | {"PYTHONPATH": str(ROOT / "src"), "OPENAI_API_KEY": ODD_KEY}
+        run = subprocess.run([sys.executable, "-m", "kgsynth.cli", *argv], env=env, capture_output=True, text=True, check=False, timeout=300)
+    assert _sent_the_key(server, ODD_KEY) and len(server.requests) >= 1
+    assert _key_pieces_in(run.stdout + run.stderr) == [], run.stderr
+    written = {str(p): _key_pieces_in(p.read_bytes().decode("latin-1")) for p in (tmp_path / "run").rglob("*") if p.is_file()}
+    assert {path: pieces for path, pieces in written.items() if pieces} == {}
 
 
 def test_rejection_reasons_are_redacted_before_they_are_written(demo_kg, tmp_path, monkeypatch):

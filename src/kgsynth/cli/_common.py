@@ -72,10 +72,11 @@ def output_folder(flag: str, out: Path) -> None:
     _make_folder(flag, out, out)
 
 
-def output_file(flag: str, out: Path) -> None:
-    """``out`` can be written as a file (its folder made if missing), or one line why not."""
+def output_file(flag: str, out: Path, example: str) -> None:
+    """``out`` can be written as a file (its folder made if missing), or one line why not
+    (naming ``example``, a file name the command writes, inside the folder given)."""
     if out.is_dir():
-        raise KgsynthError(f"{flag} {out} is a folder: give a file path, e.g. {out / 'subgraphs.jsonl'}")
+        raise KgsynthError(f"{flag} {out} is a folder: give a file path, e.g. {out / example}")
     _make_folder(flag, out, out.parent)
 
 

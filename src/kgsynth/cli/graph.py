@@ -160,7 +160,7 @@ def subgraphs(
 ) -> None:
     """Extract subgraphs of one shape as JSON lines (one Subgraph per line)."""
     if out is not None:
-        output_file("--out", out)
+        output_file("--out", out, "subgraphs.jsonl")
     restricted = anchor_options(anchor_class, anchors_query)
     if restricted and enumerate_all:
         raise KgsynthError("--anchor-class and --anchors-query restrict sampling: not with --all, which enumerates")

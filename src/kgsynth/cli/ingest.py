@@ -28,7 +28,7 @@ def ingest_command(
     cfg = load_ingest_config(config) if config else IngestConfig()
     check_url("--llm-base-url", llm_base_url)
     check_url("--wikidata", wikidata)
-    output_file("--out", out)
+    output_file("--out", out, "graph.trig")
     updates = {k: v for k, v in (("base_url", llm_base_url), ("model", llm_model)) if v is not None}
     checked = {"check": True, "endpoint": wikidata} if wikidata else {}
     options = {"extraction.base_url": ("--llm-base-url", llm_base_url), "extraction.model": ("--llm-model", llm_model),

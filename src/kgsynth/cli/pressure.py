@@ -41,7 +41,7 @@ def claims_command(
     cfg, seed = full.claims, full.seed if seed is None else seed
     if dataset is None and not world:
         raise KgsynthError("give --dataset (in-context claims), --world (world-knowledge claims) or both")
-    output_file("--out", out)
+    output_file("--out", out, "claims.jsonl")
     cases = []
     if dataset is not None:
         kg = KnowledgeGraph.load(*graph, lang=("en", "ru")) if graph else KnowledgeGraph.demo(lang=("en", "ru"))

@@ -42,7 +42,7 @@ def suggest_command(
     """Propose every library rule that applies to the graph's dates, quantities and sets."""
     if out.is_dir():
         raise KgsynthError(f"--out {out} is a folder: give a file path, e.g. {out / 'rules.ttl'}")
-    output_file("--out", out)
+    output_file("--out", out, "rules.ttl")
     _check_base(base)
     kg = open_graph(paths, endpoint, lang, timeout, graph_uri=graph_uri, retries=retries)
     suggestion = suggest(kg, min_entities=min_entities, base=base)

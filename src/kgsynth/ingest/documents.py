@@ -5,6 +5,7 @@ be used, a :class:`Problem` naming it (the others are read on)."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import json
 import re
@@ -46,17 +47,37 @@ def read_documents(source: Path, languages: tuple[str, ...], max_mb: float) -> I
     if not source.exists():
         raise KgsynthError(f"cannot read {source}: no such file or folder")
     if source.is_dir():
-        files = sorted(p for p in source.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES)
-        if not files:
-            raise KgsynthError(f"no documents in {source}: expected .txt or .md files, or give a .jsonl file")
+        files = sorted(p for p in source.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(source).parts))
+        if not any(p.suffix.lower() in TEXT_SUFFIXES for p in files):
+            found = f"; it holds {', '.join(p.relative_to(source).as_posix() for p in files[:5])}{' ...' if len(files) > 5 else ''}" if files else ""
+            raise KgsynthError(f"no documents in {source}: expected .txt or .md files, or give a .jsonl file{found}")
         for path in files:
-            yield _checked(_from_file(path, path.relative_to(source).with_suffix("").as_posix()), languages, max_mb)
+            name = path.relative_to(source).as_posix()
+            if path.suffix.lower() in TEXT_SUFFIXES:
+                yield _checked(_from_file(path, path.relative_to(source).with_suffix("").as_posix()), languages, max_mb)
+            else:
+                yield Problem(document=name, reason=_not_read(path))
     elif source.suffix.lower() == ".jsonl":
-        yield from (_checked(d, languages, max_mb) if isinstance(d, Document) else d for d in _from_jsonl(source))
+        read = 0
+        for document in _from_jsonl(source):
+            read += 1
+            yield _checked(document, languages, max_mb) if isinstance(document, Document) else document
+        if not read:
+            raise KgsynthError(f"no documents in {source}: it holds no line (one JSON object per line: id, text, and lang, date, title if known)")
     elif source.suffix.lower() in TEXT_SUFFIXES:
         yield _checked(_from_file(source, source.stem), languages, max_mb)
     else:
         raise KgsynthError(f"cannot read documents from {source}: give a folder of .txt/.md files, one such file, or a .jsonl")
+
+
+def _not_read(path: Path) -> str:
+    """Why a file of a folder is not read as a document."""
+    suffixes = "".join(path.suffixes[-2:]).lower() or "file without an extension"
+    if path.suffix.lower() in (".gz", ".bz2", ".xz", ".zip", ".zst", ".7z", ".tar"):
+        return f"a compressed {suffixes} file is not read: unpack it into the folder"
+    if path.suffix.lower() in (".pdf", ".docx", ".doc", ".odt", ".rtf", ".html", ".htm", ".epub", ".xml"):
+        return f"a {suffixes} file is not read: convert it to plain text (.txt or .md) first"
+    return f"a {suffixes} is not read: only .txt and .md files of a folder are documents (records go in a .jsonl of id, text)"
 
 
 def _from_file(path: Path, doc_id: str) -> Document | Problem:
@@ -126,16 +147,39 @@ def _checked(document: Document | Problem, languages: tuple[str, ...], max_mb: f
 
 
 def language_of(text: str) -> str:
-    """``ru`` or ``uk`` for mostly Cyrillic text (Ukrainian by its own letters), ``en`` for
-    mostly Latin, else ``unknown``: enough to route a document, not a language identifier."""
-    letters = [c for c in text[:20_000] if c.isalpha()]
+    """The document's language: by its script first (Cyrillic or Latin), then, where
+    py3langid is sure (probability 0.9 or more) among the languages of that script, the one
+    it names; unsure, ``ru`` or ``uk`` for Cyrillic (Ukrainian by its own letters) and ``en``
+    for Latin, so that a short English text is not taken for another language. ``unknown``
+    for any other script."""
+    sample = text[:20_000]
+    letters = [c for c in sample if c.isalpha()]
     if not letters:
         return "unknown"
     cyrillic = sum("\u0400" <= c <= "\u04ff" for c in letters)
-    latin = sum(c.isascii() for c in letters)
+    latin = sum(c.isascii() or "\u00c0" <= c <= "\u024f" for c in letters)
     if cyrillic >= 0.5 * len(letters):
-        return "uk" if len(_UKRAINIAN.findall(text[:20_000])) > 0.005 * cyrillic else "ru"
-    return "en" if latin >= 0.5 * len(letters) else "unknown"
+        script, default = _CYRILLIC, "uk" if len(_UKRAINIAN.findall(sample)) > 0.005 * cyrillic else "ru"
+    elif latin >= 0.5 * len(letters):
+        script, default = _LATIN, "en"
+    else:
+        return "unknown"
+    identifier = _identifier()
+    identifier.set_languages(script)
+    lang, probability = identifier.classify(sample)
+    return lang if probability >= 0.9 and lang not in ("ru", "uk") else default
+
+
+_LATIN = ("en", "de", "fr", "es", "it", "pt", "nl", "pl", "cs", "sk", "sl", "hr", "sv", "da", "no", "fi", "et", "lv", "lt",
+          "tr", "ro", "hu", "ca", "id", "vi")
+_CYRILLIC = ("ru", "uk", "be", "bg", "mk", "sr", "kk")
+
+
+@functools.cache
+def _identifier():
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier  # its model takes about a second to load: only when asked
+
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
 
 
 def chunks(text: str, size: int, overlap: int) -> list[tuple[int, int]]:

@@ -12,7 +12,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from rapidfuzz import fuzz
 
-from kgsynth.ingest.values import date_of, number_of
+from kgsynth.ingest.values import date_of, dates_in, number_of, numbers_in
 from kgsynth.llm import LLMGateway, LLMResult, Request
 
 PROMPT_VERSION = "1"  # part of a finished document's record: a new prompt redoes the documents
@@ -150,7 +150,8 @@ class Checker:
             return Rejection(triple=p, code="evidence_not_found", reason="the evidence is not in the text (quote it word for word)")
         start, end = where[found.dest_start], where[found.dest_end - 1] + 1
         evidence = text[start:end]
-        for role in ("subject", "object"):
+        valued = p.object_kind in (ObjectKind.number, ObjectKind.date)  # checked by value below, in any writing
+        for role in ("subject",) if valued else ("subject", "object"):
             if not self._mentioned(getattr(p, role), evidence):
                 return Rejection(triple=p, code=f"{role}_not_in_evidence",
                                  reason=f"the {role} {getattr(p, role)!r} does not occur in the evidence {evidence!r}")
@@ -159,12 +160,16 @@ class Checker:
             number = number_of(p.object, self.lang)
             if number is None:
                 return Rejection(triple=p, code="not_a_number", reason=f"the object {p.object!r} is not a number with at most a unit")
+            if number[0] not in numbers_in(evidence, self.lang):
+                return _value_not_in(p, format(number[0], "f"), evidence)
             value, unit = format(number[0], "f"), number[1]
         elif p.object_kind is ObjectKind.date:
             date = date_of(p.object, self.lang)
             if date is None:
                 return Rejection(triple=p, code="not_a_date", reason=f"the object {p.object!r} is neither a full date nor a year")
             value = date if isinstance(date, int) else date.isoformat()
+            if date not in dates_in(evidence, self.lang, years_only=isinstance(date, int)):
+                return _value_not_in(p, str(value), evidence)
         return Triple(**(p.model_dump() | {"evidence": evidence}), evidence_start=offset + start, value=value, unit=unit)
 
     def _mentioned(self, name: str, evidence: str) -> bool:
@@ -172,6 +177,11 @@ class Checker:
         if len(name) <= 3:  # a short name or code must stand as a word
             return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", evidence) is not None
         return fuzz.partial_ratio(name, evidence) >= self.mention_score
+
+
+def _value_not_in(p: ProposedTriple, value: str, evidence: str) -> Rejection:
+    return Rejection(triple=p, code="value_not_in_evidence",
+                     reason=f"the object {p.object!r} ({value}) is not what the evidence says: {evidence!r} (copy the value as the text gives it)")
 
 
 def extract_chunks(gateway: LLMGateway, checker: Checker, text: str, spans: list[tuple[int, int]]) -> list[ChunkResult]:

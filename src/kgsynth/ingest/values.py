@@ -71,3 +71,44 @@ def date_of(text: str, lang: str) -> dt.date | int | None:
 
     parsed = dateparser.parse(text, languages=[lang], settings=_DATE_SETTINGS)
     return parsed.date() if parsed else None
+
+
+# a number as a text writes it inside a sentence: groups of three only after a separator (so
+# "in 2020 12 people" stays two numbers), a decimal part, then maybe a scale word
+_NUMBER_IN_TEXT = re.compile(
+    r"(?<![\w.,])[-−–]?(?P<digits>\d{1,3}(?:[\s\u00a0\u202f,.']\d{3})+(?:[.,]\d+)?|\d+(?:[.,]\d+)?)"
+    r"(?:[\s\u00a0]*(?P<scale>[^\W\d_]+))?",
+)
+
+
+def numbers_in(text: str, lang: str) -> set[Decimal]:
+    """Every value a number written in ``text`` may stand for: as written, and times its
+    scale word when one follows ("2.4 million": 2.4 and 2,400,000); a number after a dash
+    with and without the minus."""
+    values = set()
+    for match in _NUMBER_IN_TEXT.finditer(text.replace("−", "-")):
+        value = _decimal(match["digits"], lang)
+        if value is None:
+            continue
+        signs = (1, -1) if match.group(0)[0] in "-–" else (1,)  # "COVID-19": a hyphen, not a sign
+        scale = _SCALES.get((match["scale"] or "").casefold())
+        for sign in signs:
+            values.add(sign * value)
+            if scale:
+                values.add(sign * value * Decimal(10) ** scale)
+    return {Decimal(int(v)) if v == v.to_integral() else v.normalize() for v in values}
+
+
+_YEAR_IN_TEXT = re.compile(r"(?<!\d)(1\d{3}|20\d{2})(?!\d)")
+
+
+def dates_in(text: str, lang: str, years_only: bool = False) -> set[dt.date | int]:
+    """The years written in ``text``, and unless ``years_only`` its calendar dates (day,
+    month and year), as :func:`date_of` reads them."""
+    found: set[dt.date | int] = {int(year) for year in _YEAR_IN_TEXT.findall(text)}
+    if years_only:
+        return found
+    from dateparser.search import search_dates  # a second or so to import: only when a date is read
+
+    found.update(when.date() for _, when in search_dates(text, languages=[lang], settings=_DATE_SETTINGS) or ())
+    return found

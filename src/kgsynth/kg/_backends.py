@@ -19,7 +19,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -202,16 +202,22 @@ class EndpointBackend:
                 time.sleep(self._wait(attempt, e.retry_after))
                 attempt += 1
         if content_type == _XML:
-            return self._xml_rows(raw)
-        try:
-            result = json.loads(raw)
-            variables = tuple(result["head"]["vars"])
-            bindings = result["results"]["bindings"]
-            if not all(isinstance(v, str) for v in variables) or not all(isinstance(b, dict) for b in bindings):
-                raise TypeError("not SPARQL JSON results")
-        except (ValueError, KeyError, TypeError):
-            raise EndpointError(f"{self.description} did not return SPARQL JSON results") from None
-        return Rows(variables, self._rows(variables, bindings))
+            rows = self._xml_rows(raw)
+        else:
+            try:
+                result = json.loads(raw)
+                variables = tuple(result["head"]["vars"])
+                bindings = result["results"]["bindings"]
+                if not all(isinstance(v, str) for v in variables) or not all(isinstance(b, dict) for b in bindings):
+                    raise TypeError("not SPARQL JSON results")
+            except (ValueError, KeyError, TypeError):
+                raise EndpointError(f"{self.description} did not return SPARQL JSON results") from None
+            rows = Rows(variables, self._rows(variables, bindings))
+        asked = projected_variables(query)
+        if asked is not None and set(rows.variables) != set(asked):
+            raise EndpointError(f"{self.description} answered a query for {_names(asked)} with the variables "
+                                f"{_names(rows.variables)}: the server did not run the query as sent")
+        return rows
 
     def _xml_rows(self, raw: bytes) -> Rows:
         """SPARQL XML results, parsed by pyoxigraph (Virtuoso writes XML 5x faster than JSON),
@@ -282,7 +288,7 @@ class EndpointBackend:
                                         "ResultSetMaxRows in virtuoso.ini) or restrict the anchors")
                 return response.read(), response.headers.get_content_type()
         except urllib.error.HTTPError as e:
-            detail = self._scrub(_body_line(e))
+            detail = _body_line(e, self._scrub)
             if e.code == 400:
                 raise QueryError(f"{self.description} rejected the query: HTTP 400{detail}") from None
             message = f"{self.description} answered with an error: HTTP {e.code} {self._scrub(str(e.reason))}{detail}"
@@ -315,6 +321,29 @@ class EndpointBackend:
         for secret in self.auth.secrets() if self.auth is not None else ():
             text = text.replace(secret, _REDACTED)
         return text
+
+
+_SELECT = re.compile(r"\bSELECT\s+(?:DISTINCT\s+|REDUCED\s+)?(?P<projection>.*?)\s*(?:\bWHERE\b|\{|\bFROM\b)", re.IGNORECASE | re.DOTALL)
+_INNERMOST = re.compile(r"\([^()]*\)")
+
+
+def projected_variables(query: str) -> tuple[str, ...] | None:
+    """The variables the outer SELECT of ``query`` projects, in order; None for ``SELECT *``
+    or a query that is not a SELECT."""
+    match = _SELECT.search(re.sub(r"(?m)(?:^|(?<=\s))#.*$", "", query))  # comments out; a "#" inside an IRI stays
+    if match is None or match["projection"].strip() == "*":
+        return None
+    projection, names = match["projection"], []
+    for alias in re.finditer(r"\(.*?\bAS\s+[?$](\w+)\s*\)", projection, re.IGNORECASE | re.DOTALL):
+        names.append((alias.start(), alias[1]))
+    while _INNERMOST.search(projection):  # (expr AS ?x) groups, nested ones too, out
+        projection = _INNERMOST.sub(lambda m: " " * len(m[0]), projection)
+    names += [(m.start(), m[1]) for m in re.finditer(r"[?$](\w+)", projection)]
+    return tuple(name for _, name in sorted(names))
+
+
+def _names(variables: Sequence[str]) -> str:
+    return ", ".join(f"?{v}" for v in variables) or "none"
 
 
 _DROPPED = (ConnectionResetError, ConnectionAbortedError, BrokenPipeError, http.client.IncompleteRead)
@@ -351,13 +380,14 @@ def _first_line(error: Exception) -> str:
     return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
 
 
-def _body_line(error: urllib.error.HTTPError, limit: int = 300) -> str:
-    """': <the first line of the error body>', or '' when there is none (or no time left to read it)."""
+def _body_line(error: urllib.error.HTTPError, scrub: Callable[[str], str], limit: int = 300) -> str:
+    """': <the first line of the error body>', scrubbed before it is cut (no part of a secret
+    is left at the cut), or '' when there is none (or no time left to read it)."""
     try:
         body = error.read().decode("utf-8", "replace")
     except (OSError, http.client.HTTPException):
         return ""
-    line = next((line.strip() for line in body.splitlines() if line.strip()), "")
+    line = scrub(next((line.strip() for line in body.splitlines() if line.strip()), ""))
     return f": {line if len(line) <= limit else line[:limit] + '…'}" if line else ""
 
 

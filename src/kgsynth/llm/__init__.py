@@ -6,6 +6,7 @@ from kgsynth.llm.cache import ResponseCache, cache_key
 from kgsynth.llm.config import ModelConfig
 from kgsynth.llm.gateway import (
     OUTPUT_MODES,
+    LLMFailingError,
     LLMGateway,
     LLMResult,
     LLMUnreachableError,
@@ -18,6 +19,7 @@ from kgsynth.llm.redact import REDACTED, redact, register_secret
 __all__ = [
     "OUTPUT_MODES",
     "REDACTED",
+    "LLMFailingError",
     "LLMGateway",
     "LLMResult",
     "LLMUnreachableError",

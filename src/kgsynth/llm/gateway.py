@@ -65,6 +65,11 @@ class LLMUnreachableError(KgsynthError):
     connection): raised by a gateway made with ``raise_unreachable=True``."""
 
 
+class LLMFailingError(KgsynthError):
+    """``max_failures_in_a_row`` calls failed one after another: the gateway stopped asking.
+    Raised at the end of the batch in which it happened, and at once by every later one."""
+
+
 @dataclass(frozen=True)
 class Request:
     """One chat completion: OpenAI-style messages, and the pydantic model of the answer
@@ -132,6 +137,8 @@ class LLMGateway:
         self._mode_confirmed = False  # a reply came back in that form
         self._jitter = random.Random(jitter_seed)
         self._down: str | None = None  # why the endpoint could not be reached, in this complete_many
+        self._failed_in_a_row = 0
+        self._given_up: str | None = None  # why the gateway stopped asking (max_failures_in_a_row)
         register_secret(os.environ.get(config.api_key_env))  # so every redact() in this process removes it
 
     # ------------------------------------------------------------------ public
@@ -170,6 +177,8 @@ class LLMGateway:
             results = list(await asyncio.gather(*(one(r) for r in requests)))
         if self.raise_unreachable and self._down is not None:
             raise LLMUnreachableError(redact(f"cannot reach the model {c.model} at {c.base_url}: {self._down}"))
+        if self._given_up is not None:
+            raise LLMFailingError(redact(f"stopped asking the model {c.model} at {c.base_url}: {self._given_up}"))
         return results
 
     # ------------------------------------------------------------------ one request
@@ -190,8 +199,8 @@ class LLMGateway:
         unparsed = None  # the last reply that did not fit the output model: a caller may use part of it
         started = time.perf_counter()
         for attempt in range(self.config.max_retries + 1):
-            if self._down is not None:  # another request of this batch found the endpoint unreachable
-                reason = self._down
+            if self._down is not None or self._given_up is not None:  # found by another request: not asked
+                reason = self._down or self._given_up or ""
                 break
             attempts, unreachable = attempt + 1, False
             try:
@@ -218,12 +227,22 @@ class LLMGateway:
             except _Permanent as e:
                 reason = str(e)
                 break
+            self._failed_in_a_row = 0
             return result.model_copy(update=costs)
         if unreachable:  # its last attempt reached no server: the batch's requests not yet tried fail without trying
             self._down = reason
+        elif attempts:
+            self._count_failure(reason)
         usage.failures += 1
         return LLMResult(error=redact(f"{self.config.model} at {self.config.base_url}: {reason}"), attempts=attempts,
                          text=unparsed if request.output is not None else None)
+
+    def _count_failure(self, reason: str) -> None:
+        self._failed_in_a_row += 1
+        budget = self.config.max_failures_in_a_row
+        if budget is not None and self._failed_in_a_row >= budget and self._given_up is None:
+            self._given_up = (f"{self._failed_in_a_row} calls in a row failed, the last with {reason}; "
+                              "fix the endpoint or the model, then run the same command again (answers so far are kept)")
 
     def _describe(self, request: Request) -> dict:
         """What determines the response: the cache key's content (no API key, no retry policy)."""
@@ -270,7 +289,7 @@ class LLMGateway:
                 else:
                     usage.unreachable += 1
             if not isinstance(response, ChatCompletion):  # e.g. a web page at a wrong base URL, with HTTP 200
-                raise _Permanent(redact(f"the reply is not an OpenAI chat completion: {_short(str(response))}"))
+                raise _Permanent(f"the reply is not an OpenAI chat completion: {_short(redact(str(response)))}")
             if request.output:
                 self._mode, self._mode_confirmed = mode, True
             tokens = response.usage
@@ -376,7 +395,7 @@ def _unreachable(error: openai.APIConnectionError, connect_s: float) -> str | No
 def _root(error: BaseException) -> str:
     """The innermost cause, when it says more than the outer error: ' (RemoteProtocolError: ...)'."""
     root = _chain(error)[-1]
-    return "" if root is error or not str(root) else f" ({type(root).__name__}: {_short(str(root))})"
+    return "" if root is error or not str(root) else f" ({type(root).__name__}: {_short(redact(str(root)))})"
 
 
 def _retry_after(error: openai.APIStatusError) -> float | None:

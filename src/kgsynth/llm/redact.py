@@ -3,8 +3,10 @@ echoed back in an error body, a URL's user:password, an ``Authorization`` header
 
 ``redact(text)`` replaces, with ``[REDACTED]``:
 
-* every secret passed in ``secrets`` and every API key a gateway of this process has read
-  (``register_secret``), verbatim and as JSON-escaped, ``repr``-escaped and URL-encoded;
+* every secret passed in ``secrets`` and every API key or password this process has read
+  (``register_secret``), and every piece of one of 8 characters or more (a reply or page
+  cut short elsewhere may hold part of one): as is and percent-encoded (either case),
+  HTML-escaped, JSON- and ``repr``-escaped, or any mix of those;
 * the value of anything that looks like a credential header or parameter:
   ``Authorization: Bearer ...``, ``"authorization": "Basic ..."``, ``x-api-key=...``,
   ``api_key=...``, ``access_token=...``;
@@ -18,11 +20,10 @@ again on whole serialised lines (a JSON row stays valid JSON: the replacement ha
 
 from __future__ import annotations
 
-import json
+import html
 import re
 import threading
-import urllib.parse
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 REDACTED = "[REDACTED]"
 _MIN_SECRET = 4  # shorter "keys" (e.g. "x" for a local server that wants none) are not secrets
@@ -76,31 +77,99 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
 
 
 def redact_secrets(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """Only the exact secrets (given and registered) out of ``text``, no pattern: for a
-    model's reply, whose content must otherwise stay as it came."""
+    """Only the secrets (given and registered) and their pieces out of ``text``, no pattern:
+    for a model's reply, whose content must otherwise stay as it came."""
     if not text:
         return text
     with _lock:
         known = set(_registered)
     known.update(s for s in secrets if s and len(s) >= _MIN_SECRET)
-    for secret in sorted(known, key=len, reverse=True):  # a key that contains another goes first
-        for form in _forms(secret):
-            if form in text:
-                text = text.replace(form, REDACTED)
+    if not known:
+        return text
+    spans = _secret_spans(text, text, range(len(text) + 1), known)
+    if _ESCAPE.search(text):
+        for plus in ("+", " "):  # "+" is a space only in a URL's query
+            decoded, starts = _decoded(text, plus)
+            spans += _secret_spans(text, decoded, starts, known)
+    for start, end in reversed(_merged(spans)):
+        text = text[:start] + REDACTED + text[end:]
     return text
 
 
-def _forms(secret: str) -> set[str]:
-    """How a secret may appear in an error text: as is, inside JSON, inside a Python repr
-    (openai formats the parsed error body as a dict), URL-encoded."""
-    return {
-        secret,
-        json.dumps(secret)[1:-1],
-        json.dumps(secret, ensure_ascii=False)[1:-1],
-        repr(secret)[1:-1],
-        urllib.parse.quote(secret, safe=""),
-        urllib.parse.quote_plus(secret, safe=""),
-    }
+_PIECE = 8  # the shortest run of a secret's characters taken for a leak (shorter ones are ordinary words)
+# one escaped character: a "+" (maybe a space), percent-encoded (either case), an HTML
+# character reference, a JSON or repr escape
+_ESCAPE = re.compile(r"(\+)|%([0-9A-Fa-f]{2})|&(#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z]{2,6});|\\(?:u([0-9A-Fa-f]{4})|x([0-9A-Fa-f]{2})|([\"'/\\]))")
+
+
+def _decoded(text: str, plus: str) -> tuple[str, list[int]]:
+    """``text`` with every escaped character (``_ESCAPE``) decoded, "+" as ``plus``, and
+    where each decoded character starts in ``text`` (with ``len(text)`` last)."""
+    chars: list[str] = []
+    starts: list[int] = []
+    at = 0
+    for match in _ESCAPE.finditer(text):
+        chars.append(text[at:match.start()])
+        starts.extend(range(at, match.start()))
+        char = plus if match.group(1) else _unescaped(match)
+        chars.append(char)
+        starts.extend([match.start()] * len(char))  # a reference to an unknown entity is left as it was
+        at = match.end()
+    chars.append(text[at:])
+    starts.extend(range(at, len(text) + 1))
+    return "".join(chars), starts
+
+
+def _unescaped(match: re.Match) -> str:
+    _, percent, entity, unicode, hexa, plain = match.groups()
+    if percent or unicode or hexa:
+        code = int(percent or unicode or hexa, 16)
+        return chr(code) if percent is None or code < 0x80 else match.group(0)  # a byte of UTF-8: left as it is
+    if entity:
+        char = html.unescape(f"&{entity};")
+        return char if len(char) == 1 else match.group(0)
+    return plain
+
+
+def _secret_spans(text: str, searched: str, starts: Sequence[int], secrets: set[str]) -> list[tuple[int, int]]:
+    """Spans of ``text`` holding a secret, or a piece of one of ``_PIECE`` characters or more
+    in any case (a server may lower-case what it echoes), found in ``searched`` (``text``
+    itself or decoded; ``starts`` maps its positions to ``text``)."""
+    folded = searched.lower()
+    if len(folded) != len(searched):  # a character whose lower case is longer: positions would shift
+        folded = searched
+    spans = []
+    for secret in secrets:
+        if len(secret) <= _PIECE:
+            found = [(m.start(), m.end()) for m in re.finditer(re.escape(secret), searched)]
+        else:
+            found = _pieces(folded, secret.lower() if folded is not searched else secret)
+        spans += [(starts[start], starts[end]) for start, end in found]
+    return spans
+
+
+def _pieces(text: str, secret: str) -> list[tuple[int, int]]:
+    """Spans of ``text`` that are pieces of ``secret`` of ``_PIECE`` characters or more, each as long as it goes."""
+    found = []
+    for gram in {secret[i:i + _PIECE] for i in range(len(secret) - _PIECE + 1)}:
+        at = text.find(gram)
+        while at != -1:
+            end = at + _PIECE
+            while end < len(text) and text[at:end + 1] in secret:
+                end += 1
+            found.append((at, end))
+            at = text.find(gram, at + 1)
+    return found
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def _bearer(match: re.Match) -> str:

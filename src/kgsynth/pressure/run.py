@@ -201,6 +201,9 @@ def run(cases: Sequence[PressureCase], config: PressureConfig, out: Path, policy
         "usage": {stage: u.model_dump() for stage, u in gateway.usage.items()},
     })
     export_benchmark(out / BENCHMARK_DIR, todo, records)
+    if records and all(r.failure for r in records):
+        raise KgsynthError(f"all {len(records)} episodes failed, the first with {records[0].failure}; fix the endpoint or the "
+                           "model, then run the same command again (failed episodes are asked again)")
     return records
 
 

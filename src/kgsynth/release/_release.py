@@ -95,8 +95,29 @@ def read_previous(folder: Path) -> Previous:
     except (UnicodeDecodeError, ValueError, AttributeError) as e:
         raise KgsynthError(f"{folder / HISTORY} is not a release history: {e}") from None
     graph = GraphRecord(frozenset(_lines(folder / FACTS)), frozenset(_lines(folder / ENTITIES)))
-    releases = section.get("releases") or [section["version"]]
+    releases = section.get("releases", [section["version"]])
+    if not isinstance(releases, list) or not releases or not all(isinstance(v, str) for v in releases) or releases[-1] != section["version"]:
+        raise KgsynthError(f"{folder} is not a kgsynth release: release.releases in {path} is not the list of versions up to "
+                           f"{section['version']} (found {json.dumps(releases)[:80]})")
     return Previous(folder, section["version"], tuple(releases), history, graph)
+
+
+def _check_not_another_release(out: Path, version: str) -> None:
+    """A folder holding another release is never written over (the same release is: a resumed or repeated run)."""
+    try:
+        manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return  # no finished dataset there, or one synthesize will name
+    section = manifest.get("release") if isinstance(manifest, dict) else None
+    if isinstance(section, dict) and section.get("version") != version:
+        raise KgsynthError(f"{out} holds release {section.get('version')}: write release {version} to another folder")
+
+
+def _check_same_graph(previous: Previous, graph: GraphRecord) -> None:
+    """A graph that shares no entity with the previous release's is another graph, not its next state."""
+    if previous.graph.entities and not previous.graph.entities & graph.entities:
+        raise KgsynthError(f"the previous release {previous.folder} was made from another graph: none of its "
+                           f"{len(previous.graph.entities):,} entities is in this one; give the release of this graph")
 
 
 def release_version(version: str | None, previous: Previous | None, today: date) -> str:
@@ -128,6 +149,10 @@ def release(kg: KnowledgeGraph, config: ReleaseConfig, out: Path, previous: Prev
     if kg.is_remote:
         raise KgsynthError("a release records every fact of its graph for the next one's diff: read the graph from files, not an endpoint")
     version = release_version(version, previous, today)
+    _check_not_another_release(out, version)
+    graph = GraphRecord.of(kg)
+    if previous:
+        _check_same_graph(previous, graph)
     config = config.model_copy(update={"dataset": config.dataset.model_copy(update={"version": version})})
     published = previous.published if previous else Published()
     result = synthesize(kg, config, out, progress, published)
@@ -137,7 +162,6 @@ def release(kg: KnowledgeGraph, config: ReleaseConfig, out: Path, previous: Prev
     with JsonlWriter(out / HISTORY) as writer:
         for row in [*(previous.history if previous else ()), *history]:
             writer.write(row)
-    graph = GraphRecord.of(kg)
     _write_lines(out / FACTS, graph.facts)
     _write_lines(out / ENTITIES, graph.entities)
     before = previous.graph if previous else GraphRecord(frozenset(), frozenset())

@@ -28,8 +28,9 @@ _SHAPE = """SELECT ?p (COUNT(*) AS ?subjects) (SUM(IF(?n = 1, 1, 0)) AS ?single)
   (SUM(IF(?n >= %d && ?n <= %d, 1, 0)) AS ?multi)
 WHERE { { SELECT ?p ?s (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p ?s } }
 GROUP BY ?p"""
-# isNumeric first: && does not compare a non-number (false && error is false)
-_DATATYPES = """SELECT ?p ?dt (COUNT(*) AS ?n) (SUM(IF(isNumeric(?o) && ?o >= %d && ?o <= %d, 1, 0)) AS ?years)
+# isNumeric first: && does not compare a non-number (false && error is false); COALESCE: a
+# comparison with NaN is an error on Oxigraph, which would leave the whole sum unbound
+_DATATYPES = """SELECT ?p ?dt (COUNT(*) AS ?n) (SUM(COALESCE(IF(isNumeric(?o) && ?o >= %d && ?o <= %d, 1, 0), 0)) AS ?years)
 WHERE { ?s ?p ?o . BIND(DATATYPE(?o) AS ?dt) }
 GROUP BY ?p ?dt"""
 _UNITS = f"SELECT ?p ?unit WHERE {{ ?p {'|'.join(f'<{p}>' for p in _UNIT_PREDICATES)} ?unit }}"
