@@ -776,6 +776,24 @@ def test_ctrl_c_during_eval_says_how_many_answers_are_kept(tiny_dataset, tmp_pat
 
 
 
+def test_ctrl_c_while_kgsynth_loads_is_one_line(tmp_path):
+    """A Ctrl-C in the second or two the command's modules take to load (here when typer
+    is imported): one line and exit 130, no import traceback."""
+    script = """
+import sys
+class CtrlC:
+    def find_spec(self, name, path=None, target=None):
+        if name == "typer":
+            raise KeyboardInterrupt
+sys.meta_path.insert(0, CtrlC())
+from kgsynth.cli import main
+main(["graph", "stats", "g.ttl"])
+"""
+    env = os.environ | {"PYTHONPATH": str(ROOT / "src")}
+    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert (result.returncode, result.stderr) == (130, "interrupted while kgsynth was loading: nothing was done\n"), result.stderr
+
+
 def test_ctrl_c_while_asyncio_builds_a_loop_still_leaves_one_line(tmp_path):
     # The CI failure this guards against: the Ctrl-C landed inside asyncio.run before its loop
     # had a self-pipe, and at exit the half-built loop's finaliser and the never-awaited
