@@ -221,7 +221,7 @@ def test_a_run_folder_of_other_settings_is_refused_and_a_bad_log_line_named(tmp_
             run(cases, _config(server, tmp_path / "cache.sqlite", policies=("farm",), seed=1), tmp_path / "out")
     log = tmp_path / "out" / EPISODES_FILE
     log.write_text(log.read_text() + "{not json\n")
-    with pytest.raises(KgsynthError, match=r"episodes.jsonl:3: not an episode"):
+    with pytest.raises(KgsynthError, match=r"episodes.jsonl:4: not an episode"):  # the run's line, an episode, the claim's usage
         read_episodes(tmp_path / "out")
 
 
@@ -247,5 +247,12 @@ def test_a_killed_run_resumes_and_asks_no_episode_twice(tmp_path):
         assert 0 < first < clean_requests  # killed mid-run
         subprocess.run(command, env=env, check=True, capture_output=True)
         # the resumed run asks only the claims whose episodes were not logged (a claim cut mid-way is asked again)
-        assert len(server.requests) - clean_requests - first <= clean_requests - first + 5
+        resumed = len(server.requests) - clean_requests - first
+        assert resumed <= clean_requests - first + 5
     assert [r.model_dump() for r in read_episodes(tmp_path / "out")] == [r.model_dump() for r in clean]
+    # run.json counts both invocations' calls: all but those of the claim the kill cut short (at most 1 + 2 x 2 x 4)
+    counted = sum(u["calls"] for u in json.loads((tmp_path / "out" / "run.json").read_text())["usage"].values())
+    assert resumed < counted <= first + resumed and first + resumed - counted <= 17
+    lines = (tmp_path / "out" / EPISODES_FILE).read_text().splitlines()
+    episodes = [json.loads(line) for line in lines if "case_id" in line]
+    assert len(episodes) == len({(e["case_id"], e["policy"]) for e in episodes}) == len(clean)  # none written twice

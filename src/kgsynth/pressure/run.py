@@ -24,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 import kgsynth
 from kgsynth._files import drop_partial_line, json_line, read_jsonl, write_json_atomic
 from kgsynth.errors import KgsynthError
-from kgsynth.llm import LLMGateway, ResponseCache, redact
+from kgsynth.llm import LLMGateway, ResponseCache, StageUsage, redact
 from kgsynth.pressure.cases import PUBLIC_FIELDS, PressureCase, stable_seed
 from kgsynth.pressure.config import PolicyName, PressureConfig
 from kgsynth.pressure.episode import Exchange, ModelTarget, RequestFailed
@@ -180,14 +180,18 @@ def run(cases: Sequence[PressureCase], config: PressureConfig, out: Path, policy
     log = out / EPISODES_FILE
     done = _done(log, _run_key(config, policy_file))
     gateway = _gateway(config)
+    logged: dict[str, StageUsage] = {}  # this invocation's usage already in the log
     try:
         with log.open("ab") as f:
             for n, case in enumerate(todo, 1):
-                if any((case.id, name) not in done for name in names):
-                    for record in _episodes(case, names, learned, config, gateway):
+                missing = [name for name in names if (case.id, name) not in done]  # a kill may cut a claim's policies
+                if missing:
+                    for record in _episodes(case, missing, learned, config, gateway):
                         f.write(json_line(record.model_dump(mode="json")))
                         f.flush()
                         done[(case.id, record.policy)] = record
+                    f.write(json_line({"usage": _usage_since(gateway.usage, logged)}))  # a killed run's calls count too
+                    f.flush()
                 if progress:
                     progress("claims", n, len(todo))
     finally:
@@ -198,7 +202,7 @@ def run(cases: Sequence[PressureCase], config: PressureConfig, out: Path, policy
         "policy_file": str(policy_file) if policy_file else None, "policy_model": saved.get("model"),
         "policy_calls": saved.get("calls"), "claims": len(todo), "held_out": not include_trained and bool(saved),
         "claim_ids": [c.id for c in todo],
-        "usage": {stage: u.model_dump() for stage, u in gateway.usage.items()},
+        "usage": _logged_usage(log),  # every invocation's, a killed one's included
     })
     export_benchmark(out / BENCHMARK_DIR, todo, records)
     if records and all(r.failure for r in records):
@@ -282,20 +286,42 @@ def read_run(folder: Path) -> dict:
 
 
 def _records(log: Path) -> Iterator[EpisodeRecord]:
-    """The episode rows of a log (its first line names the run); a bad line is one error naming it."""
+    """The episode rows of a log (its first line names the run, usage lines follow each
+    claim's episodes); a bad line is one error naming it."""
     with log.open(encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
             if not line.endswith("\n"):
                 return  # cut short by a killed run
-            if number > 1 or not _names_the_run(line):
+            if not (number == 1 and _holds(line, "run")) and not _holds(line, "usage"):
                 yield _validated(EpisodeRecord, line, f"{log}:{number}", "an episode kgsynth pressure run wrote")
 
 
-def _names_the_run(line: str) -> bool:
+def _holds(line: str, key: str) -> bool:
     try:
-        return "run" in json.loads(line)
+        row = json.loads(line)
     except ValueError:
         return False
+    return isinstance(row, dict) and key in row
+
+
+def _usage_since(usage: dict[str, StageUsage], logged: dict[str, StageUsage]) -> dict[str, dict]:
+    """Per stage, the usage counted since ``logged`` (which is brought up to date)."""
+    since = {}
+    for stage, now in usage.items():
+        before = logged.get(stage, StageUsage())
+        since[stage] = {field: getattr(now, field) - getattr(before, field) for field in StageUsage.model_fields}
+        logged[stage] = now.model_copy()
+    return since
+
+
+def _logged_usage(log: Path) -> dict[str, dict]:
+    """The usage lines of a log, summed per stage."""
+    total: dict[str, StageUsage] = {}
+    for row in read_jsonl(log):
+        for stage, counts in row.get("usage", {}).items():
+            before = total.get(stage, StageUsage())
+            total[stage] = StageUsage(**{field: getattr(before, field) + counts.get(field, 0) for field in StageUsage.model_fields})
+    return {stage: usage.model_dump() for stage, usage in total.items()}
 
 
 def _validated(model: type[Row], line: str, where: str, what: str) -> Row:
