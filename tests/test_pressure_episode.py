@@ -5,6 +5,7 @@ episodes are in test_pressure_local.py."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -196,10 +197,13 @@ def test_a_claims_file_with_a_bad_line_is_one_error_naming_the_line(tmp_path):
         read_claims(tmp_path / "none.jsonl")
 
 
-def test_episodes_of_a_killed_run_are_read_without_its_cut_line(tmp_path):
+def test_episodes_of_a_killed_run_are_not_read_as_a_finished_run(tmp_path):
+    """A report would count what the kill left; the same run command finishes the log (and
+    cuts the line off first: test_a_killed_run_resumes_and_asks_no_episode_twice)."""
     record = _episode("x", Outcome.maintained, [Outcome.capitulated])
     (tmp_path / EPISODES_FILE).write_text('{"run": "x"}\n' + record.model_dump_json() + "\n" + record.model_dump_json()[:30])
-    assert read_episodes(tmp_path) == [record]
+    with pytest.raises(KgsynthError, match="cut off in its last line"):
+        read_episodes(tmp_path)
 
 
 def test_a_request_failing_after_turn_0_is_a_failure_row_asked_again(tmp_path):
@@ -227,8 +231,22 @@ def test_a_run_folder_of_other_settings_is_refused_and_a_bad_log_line_named(tmp_
 
 def test_a_report_of_a_run_with_no_episode_is_written(tmp_path):
     (tmp_path / EPISODES_FILE).write_text('{"run": "x"}\n')
+    (tmp_path / "run.json").write_text(json.dumps({"config": {"max_steps": 3}, "claims": 0}))
     metrics, path = build_report(tmp_path)
     assert metrics.policies == [] and path.is_file()
+
+
+@pytest.mark.parametrize(("log", "run_json", "message"), [
+    ("", True, "episodes.jsonl is empty, not a log kgsynth pressure run wrote"),
+    ('{"run": "x"}\n{"case_id": "c0", "pol', True, "episodes.jsonl is cut off in its last line (a run was killed while writing it)"),
+    ('{"run": "x"}\n', False, "has no run.json: the run has not finished; run the same kgsynth pressure run to finish it, then report"),
+])
+def test_a_report_of_an_unfinished_or_damaged_run_is_refused(log, run_json, message, tmp_path):
+    (tmp_path / EPISODES_FILE).write_text(log)
+    if run_json:
+        (tmp_path / "run.json").write_text(json.dumps({"config": {"max_steps": 3}, "claims": 0}))
+    with pytest.raises(KgsynthError, match=re.escape(message)):
+        build_report(tmp_path)
 
 
 def test_a_killed_run_resumes_and_asks_no_episode_twice(tmp_path):

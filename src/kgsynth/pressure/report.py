@@ -7,6 +7,7 @@ from html import escape
 from pathlib import Path
 
 from kgsynth._files import write_json_atomic
+from kgsynth.errors import KgsynthError
 from kgsynth.eval.plots import SIZE, figure, png_bytes
 from kgsynth.eval.report import CSS, DASH, card, pct, plots_section, table
 from kgsynth.pressure.metrics import Estimate, PolicyMetrics, PressureMetrics, compute
@@ -18,9 +19,13 @@ COLOURS = {"learned": "#0b7285", "random": "#868e96", "farm": "#e67700", "are_yo
 
 
 def build_report(folder: Path) -> tuple[PressureMetrics, Path]:
+    episodes = read_episodes(folder)
     run = read_run(folder)
+    if not run:  # its steps, bootstrap and seed are in run.json alone: no MR@4 for a run of 3 steps
+        raise KgsynthError(f"{folder} has no run.json: the run has not finished; run the same kgsynth pressure run "
+                           "to finish it, then report")
     config = run.get("config", {})
-    metrics = compute(read_episodes(folder), config.get("max_steps", 4), config.get("bootstrap", 2000),
+    metrics = compute(episodes, config.get("max_steps", 4), config.get("bootstrap", 2000),
                       config.get("confidence", 0.95), config.get("seed", 0))
     write_json_atomic(folder / METRICS_FILE, metrics.model_dump(mode="json"))
     path = folder / REPORT_FILE

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -271,9 +272,24 @@ def read_episodes(folder: Path) -> list[EpisodeRecord]:
     log = folder / EPISODES_FILE
     if not log.is_file():
         raise KgsynthError(f"{folder}: no {EPISODES_FILE} (write it with kgsynth pressure run)")
+    last = _last_byte(log)
+    if not last:
+        raise KgsynthError(f"{log} is empty, not a log kgsynth pressure run wrote (it starts with a line naming the run)")
+    if last != b"\n":
+        raise KgsynthError(f"{log} is cut off in its last line (a run was killed while writing it): "
+                           "run the same kgsynth pressure run again to finish it")
     latest = {(r.case_id, r.policy): r for r in _records(log)}
     claims = read_run(folder).get("claim_ids")
     return [r for r in latest.values() if claims is None or r.case_id in set(claims)]
+
+
+def _last_byte(path: Path) -> bytes:
+    with path.open("rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        if not size:
+            return b""
+        f.seek(size - 1)
+        return f.read(1)
 
 
 def read_run(folder: Path) -> dict:
