@@ -589,6 +589,13 @@ case("pressure-every-episode-failed", K, lambda c: pressure(c, "run", "--base-ur
      "all 2 episodes failed, the first with", "HTTP 500", "run the same command again")
 case("ingest-out-is-a-folder", K, lambda c: after(c.folder("outdir"), ingest(c, out="outdir")),
      "--out {tmp}/outdir is a folder: give a file path, e.g. {tmp}/outdir/graph.trig")
+case("pressure-report-empty-log", K, lambda c: after(c.file("r/episodes.jsonl", ""), ["pressure", "report", str(c.tmp / "r")]),
+     "{tmp}/r/episodes.jsonl is empty, not a log kgsynth pressure run wrote")
+case("pressure-report-log-cut-off", K, lambda c: after(c.file("r/episodes.jsonl", '{"run": "x"}\n{"case_id": "c1", "pol'),
+                                                       ["pressure", "report", str(c.tmp / "r")]),
+     "{tmp}/r/episodes.jsonl is cut off in its last line (a run was killed while writing it)")
+case("pressure-report-without-run-json", K, lambda c: after(c.file("r/episodes.jsonl", '{"run": "x"}\n'), ["pressure", "report", str(c.tmp / "r")]),
+     "{tmp}/r has no run.json: the run has not finished")
 case("pressure-report-no-run", K, lambda c: ["pressure", "report", str(c.tmp)], "{tmp}: no episodes.jsonl (write it with kgsynth pressure run)")
 
 # --- malformed command lines: exit 2, one line naming the help to read
