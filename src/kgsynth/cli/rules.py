@@ -40,8 +40,6 @@ def suggest_command(
     retries: int = RetriesOpt,
 ) -> None:
     """Propose every library rule that applies to the graph's dates, quantities and sets."""
-    if out.is_dir():
-        raise KgsynthError(f"--out {out} is a folder: give a file path, e.g. {out / 'rules.ttl'}")
     output_file("--out", out, "rules.ttl")
     _check_base(base)
     kg = open_graph(paths, endpoint, lang, timeout, graph_uri=graph_uri, retries=retries)

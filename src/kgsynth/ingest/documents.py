@@ -52,11 +52,11 @@ def read_documents(source: Path, languages: tuple[str, ...], max_mb: float) -> I
             found = f"; it holds {', '.join(p.relative_to(source).as_posix() for p in files[:5])}{' ...' if len(files) > 5 else ''}" if files else ""
             raise KgsynthError(f"no documents in {source}: expected .txt or .md files, or give a .jsonl file{found}")
         for path in files:
-            name = path.relative_to(source).as_posix()
+            relative = path.relative_to(source)
             if path.suffix.lower() in TEXT_SUFFIXES:
-                yield _checked(_from_file(path, path.relative_to(source).with_suffix("").as_posix()), languages, max_mb)
+                yield _checked(_from_file(path, relative.with_suffix("").as_posix()), languages, max_mb)
             else:
-                yield Problem(document=name, reason=_not_read(path))
+                yield Problem(document=relative.as_posix(), reason=_not_read(path))
     elif source.suffix.lower() == ".jsonl":
         read = 0
         for document in _from_jsonl(source):

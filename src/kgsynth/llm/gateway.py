@@ -108,6 +108,10 @@ class StageUsage(BaseModel):
     completion_tokens: int = 0
     seconds: float = 0.0
 
+    def since(self, before: StageUsage) -> dict[str, float]:
+        """What was counted after ``before`` (an earlier copy of this usage), field by field."""
+        return {name: getattr(self, name) - getattr(before, name) for name in StageUsage.model_fields}
+
 
 class _BadOutput(Exception):
     """The reply did not hold a valid instance of the output model."""

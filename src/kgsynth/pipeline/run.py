@@ -685,7 +685,7 @@ class _Wording:
         current = self.models.usage() if self.models else {}
         for stage, u in current.items():
             before = self._usage_seen.get(stage, StageUsage())
-            d = {name: getattr(u, name) - getattr(before, name) for name in StageUsage.model_fields}
+            d = u.since(before)
             if any(d.values()):
                 delta[stage] = d
         self._usage_seen = {stage: u.model_copy() for stage, u in current.items()}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -308,36 +309,34 @@ def _records(log: Path) -> Iterator[EpisodeRecord]:
         for number, line in enumerate(f, 1):
             if not line.endswith("\n"):
                 return  # cut short by a killed run
-            if not (number == 1 and _holds(line, "run")) and not _holds(line, "usage"):
+            keys = _keys(line)
+            if not (number == 1 and "run" in keys) and "usage" not in keys:
                 yield _validated(EpisodeRecord, line, f"{log}:{number}", "an episode kgsynth pressure run wrote")
 
 
-def _holds(line: str, key: str) -> bool:
+def _keys(line: str) -> set[str]:
+    """The keys of a line's JSON object (none when it is not one: validation names the line)."""
     try:
         row = json.loads(line)
     except ValueError:
-        return False
-    return isinstance(row, dict) and key in row
+        return set()
+    return set(row) if isinstance(row, dict) else set()
 
 
 def _usage_since(usage: dict[str, StageUsage], logged: dict[str, StageUsage]) -> dict[str, dict]:
     """Per stage, the usage counted since ``logged`` (which is brought up to date)."""
-    since = {}
-    for stage, now in usage.items():
-        before = logged.get(stage, StageUsage())
-        since[stage] = {field: getattr(now, field) - getattr(before, field) for field in StageUsage.model_fields}
-        logged[stage] = now.model_copy()
+    since = {stage: now.since(logged.get(stage, StageUsage())) for stage, now in usage.items()}
+    logged.update({stage: now.model_copy() for stage, now in usage.items()})
     return since
 
 
 def _logged_usage(log: Path) -> dict[str, dict]:
     """The usage lines of a log, summed per stage."""
-    total: dict[str, StageUsage] = {}
+    total: dict[str, Counter] = defaultdict(Counter)
     for row in read_jsonl(log):
         for stage, counts in row.get("usage", {}).items():
-            before = total.get(stage, StageUsage())
-            total[stage] = StageUsage(**{field: getattr(before, field) + counts.get(field, 0) for field in StageUsage.model_fields})
-    return {stage: usage.model_dump() for stage, usage in total.items()}
+            total[stage].update(counts)
+    return {stage: dict(counts) for stage, counts in total.items()}
 
 
 def _validated(model: type[Row], line: str, where: str, what: str) -> Row:
