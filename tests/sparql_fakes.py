@@ -13,13 +13,17 @@ that asks too fast, forwards the rest, and records each request's User-Agent.
 ``/sparql-auth`` puts in front of an endpoint: it checks the credentials and forwards the
 query to a real SPARQL server (the ``oxigraph serve`` fixture), whose answer it passes
 back. ``echo=True`` makes it a careless server instead: it answers HTTP 500 with a body
-that repeats the Authorization header and the password it decoded, for redaction tests.
+that repeats the Authorization header and the password it decoded, for redaction tests;
+``echo=200``, ``401`` or ``500`` answers an HTML page with that status, as a proxy's error
+page may, showing the password cut short, then in full HTML-escaped and URL-encoded with
+lower-case escapes, and the Authorization header.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import json
 import re
 import secrets
@@ -153,7 +157,7 @@ class FakeAuthGate(_Served):
 
     REALM = "kgsynth-test"
 
-    def __init__(self, upstream: str, scheme: str, user: str, password: str, echo: bool = False):
+    def __init__(self, upstream: str, scheme: str, user: str, password: str, echo: bool | int = False):
         self.upstream, self.scheme, self.user, self.password, self.echo = upstream, scheme, user, password, echo
         self.authorized = self.challenged = 0
         self.authorizations: list[str] = []
@@ -169,6 +173,9 @@ class FakeAuthGate(_Served):
                     self.answer(401, "text/plain", b"authentication required", {"WWW-Authenticate": gate._challenge()})
                     return
                 gate.authorized += 1
+                if gate.echo is not True and gate.echo:
+                    self.answer(gate.echo, "text/html", gate.echo_page(authorization))
+                    return
                 if gate.echo:
                     echoed = f"upstream failed; you sent Authorization: {authorization} (password {gate.password})".encode()
                     self.answer(500, "text/plain", echoed)
@@ -177,6 +184,12 @@ class FakeAuthGate(_Served):
                 self.answer(status, ctype, answer)
 
         self._start(Handler, "/sparql-auth")
+
+    def echo_page(self, authorization: str) -> bytes:
+        secret = self.password
+        encoded = "".join(f"%{b:02x}" if not chr(b).isalnum() else chr(b) for b in secret.encode())
+        return (f"<html><body><p>password {secret[:len(secret) * 2 // 3]}</p><p>{html.escape(secret)}</p>"
+                f"<a href='/retry?pw={encoded}&amp;x=1'>retry</a><pre>{html.escape(authorization)}</pre></body></html>").encode()
 
     def _challenge(self) -> str:
         if self.scheme == "Basic":

@@ -68,11 +68,45 @@ ex:bonus a kgs:Rule ; {GOOD_RULE} .
 
 
 # ---------------------------------------------------------------------------- the fault fakes
+_SPARQL_JSON = "application/sparql-results+json"
+_SPARQL_XML = "application/sparql-results+xml"
+_RENAMED_XML = (b'<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#"><head><variable name="thing"/>'
+                b'</head><results><result><binding name="thing"><uri>http://x/a</uri></binding></result></results></sparql>')
+# kind -> (status, content type, body, extra headers): what a careless server, a proxy or a
+# server of another protocol answers, to a SPARQL query and a chat completion alike
+FAULTS = {
+    "html": (200, "text/html", b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>", {}),
+    "500": (500, "text/plain", b"internal server error", {}),
+    "502": (502, "text/html", b"<html><body><h1>502 Bad Gateway</h1></body></html>", {}),
+    "json": (200, "application/json", b'{"hello": "world"}', {}),
+    "cut": (200, _SPARQL_JSON, b'{"head": {"vars": ["n"]}, "results": {"bindings": []}}', {"X-SPARQL-MaxRows": "10000"}),
+    "renamed": (200, _SPARQL_JSON, b'{"head": {"vars": ["thing"]}, "results": {"bindings": [{"thing": {"type": "uri", "value": "http://x/a"}}]}}', {}),
+    "renamedxml": (200, _SPARQL_XML, _RENAMED_XML, {}),
+    "empty": (200, _SPARQL_JSON, b"", {}),
+    "halfjson": (200, _SPARQL_JSON, b'{"head": {"vars": ["n"]}, "results": {"bind', {}),
+    "nonutf8": (200, _SPARQL_JSON, b'{"head": {"vars": ["n"]}, "results": {"bindings": [{"n": {"type": "literal", "value": "\xff\xfe"}}]}}', {}),
+    "boolean": (200, _SPARQL_JSON, b'{"head": {}, "boolean": true}', {}),
+    "bindingsdict": (200, _SPARQL_JSON, b'{"head": {"vars": ["n"]}, "results": {"bindings": {}}}', {}),
+    "xmlgarbage": (200, _SPARQL_XML, b"<html><body>not results</body></html>", {}),
+    "csv": (200, "text/csv", b"n\n1\n", {}),
+    "401": (401, "text/plain", b"authentication required", {"WWW-Authenticate": 'Basic realm="sparql"'}),
+    "bearer": (401, "application/json", b'{"error": "invalid_token"}', {"WWW-Authenticate": 'Bearer realm="api"'}),
+    "403": (403, "text/html", b"<html><body>Forbidden</body></html>", {}),
+    "405": (405, "text/plain", b"method not allowed", {"Allow": "GET"}),
+    "429": (429, "application/json", b'{"error": "rate limited"}', {"Retry-After": "0"}),
+    "nochoices": (200, "application/json", b'{"id": "x", "object": "chat.completion", "choices": []}', {}),
+    "nullcontent": (200, "application/json", b'{"id": "x", "object": "chat.completion", "choices": [{"index": 0, '
+                    b'"message": {"role": "assistant", "content": null}, "finish_reason": "stop"}]}', {}),
+    "prose": (200, "application/json", b'{"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": '
+              b'{"role": "assistant", "content": "I am sorry, I cannot help with that."}, "finish_reason": "stop"}], '
+              b'"usage": {"prompt_tokens": 10, "completion_tokens": 9, "total_tokens": 19}}', {}),
+}
+
+
 class FaultFakeServer:
-    """FAULT FAKE, not a SPARQL endpoint nor a model: ``/html/...`` answers an HTML page,
-    ``/500/...`` HTTP 500, ``/json/...`` JSON that is neither SPARQL results nor a chat
-    completion, ``/cut/...`` SPARQL results marked cut at a row limit, ``/404/...`` not
-    found; for GET and POST alike."""
+    """FAULT FAKE, not a SPARQL endpoint nor a model: the first path segment names the fault
+    of ``FAULTS`` it answers (``/html/...`` an HTML page, ``/500/...`` HTTP 500, ``/renamed/...``
+    SPARQL results of other variables...; an unknown one 404), for GET and POST alike."""
 
     def __init__(self):
         class Handler(BaseHTTPRequestHandler):
@@ -84,16 +118,11 @@ class FaultFakeServer:
                 if length:
                     self.rfile.read(length)
                 kind = self.path.strip("/").split("/")[0]
-                status, ctype, body = {
-                    "html": (200, "text/html", b"<!doctype html><html><body><h1>Welcome to nginx!</h1></body></html>"),
-                    "500": (500, "text/plain", b"internal server error"),
-                    "json": (200, "application/json", b'{"hello": "world"}'),
-                    "cut": (200, "application/sparql-results+json", b'{"head": {"vars": ["n"]}, "results": {"bindings": []}}'),
-                }.get(kind, (404, "text/plain", b"not found"))
+                status, ctype, body, extra = FAULTS.get(kind, (404, "text/plain", b"not found", {}))
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
-                if kind == "cut":  # as Virtuoso marks an answer cut at its ResultSetMaxRows
-                    self.send_header("X-SPARQL-MaxRows", "10000")
+                for name, value in extra.items():
+                    self.send_header(name, value)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -138,12 +167,38 @@ def tiny_dataset(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def tiny_release(tmp_path_factory) -> Path:
+    """Release 1.0.0 of the hand-made graph (2 items): damaged copies are given as --previous."""
+    from kgsynth.kg import KnowledgeGraph
+    from kgsynth.release import ReleaseConfig, release
+
+    out = tmp_path_factory.mktemp("release") / "release"
+    release(KnowledgeGraph.load(HANDMADE), ReleaseConfig.model_validate({"dataset": {"n": 4}}), out, version="1.0.0")
+    return out
+
+
+@pytest.fixture(scope="module")
+def simple_dataset(tmp_path_factory) -> Path:
+    """A dataset of the demo graph's ``simple`` items: in-context claims come from them."""
+    from kgsynth.kg import KnowledgeGraph
+    from kgsynth.pipeline.config import SynthConfig
+    from kgsynth.pipeline.run import synthesize
+
+    out = tmp_path_factory.mktemp("simple") / "dataset"
+    config = {"dataset": {"n": 4, "difficulties": ["easy"], "languages": ["en"]}, "sampling": {"shapes": ["simple"], "subgraphs_per_shape": 40}}
+    synthesize(KnowledgeGraph.demo(lang=("en", "ru")), SynthConfig.model_validate(config), out)
+    return out
+
+
 # ---------------------------------------------------------------------------- the context a case builds in
 @dataclass
 class Ctx:
     tmp: Path
     dataset_src: Path
     fakes: FaultFakeServer
+    release_src: Path
+    simple_dataset_src: Path
 
     def file(self, name: str, content: str | bytes) -> str:
         path = self.tmp / name
@@ -160,11 +215,21 @@ class Ctx:
 
     def dataset(self, damage: Callable[[Path], object] | None = None) -> str:
         """A copy of the tiny dataset, damaged by ``damage(folder)``."""
-        copy = self.tmp / "dataset"
-        shutil.copytree(self.dataset_src, copy)
+        return self._copy(self.dataset_src, "dataset", damage)
+
+    def release(self, damage: Callable[[Path], object] | None = None) -> str:
+        """A copy of the tiny release, damaged by ``damage(folder)``."""
+        return self._copy(self.release_src, "release", damage)
+
+    def _copy(self, source: Path, name: str, damage: Callable[[Path], object] | None) -> str:
+        copy = self.tmp / name
+        shutil.copytree(source, copy)
         if damage:
             damage(copy)
         return str(copy)
+
+    def simple_dataset(self) -> str:
+        return str(self.simple_dataset_src)
 
     def results(self, damage: Callable[[Path], object] | None = None) -> str:
         """A copy of docs/example-report's results.jsonl and run.json, damaged by ``damage(folder)``."""
@@ -365,7 +430,7 @@ case("llm-answers-500-to-every-call", K, lambda c: synth(c, "--n", "20", "--llm-
                                                          graph=str(DEMO)), "stopped asking the model", "20 calls in a row failed", "HTTP 500")
 case("llm-answers-other-json-to-every-call", K, lambda c: synth(c, "--n", "20", "--llm-base-url", c.fakes.url("json", "v1"), "--config",
                                                                 c.file("l.toml", _NO_RETRIES), graph=str(DEMO)),
-     "stopped asking the model", "20 calls in a row failed", "the reply has no message content")
+     "stopped asking the model", "20 calls in a row failed", "the reply is not an OpenAI chat completion: it has no 'choices'")
 case("graph-missing", K, lambda c: synth(c, graph=str(c.tmp / "none.ttl")), "cannot read {tmp}/none.ttl: no such file or folder")
 case("graph-empty", K, lambda c: synth(c, graph=c.file("e.ttl", "")), "e.ttl holds no triples")
 case("graph-without-rules", K, lambda c: synth(c, graph=c.file("p.ttl", PREFIXES + PEOPLE)), "no kgs:Rule")
@@ -538,16 +603,20 @@ def ingest(c: Ctx, *more: str, out: str = "g.trig") -> list[str]:
     return ["ingest", c.file("a.txt", "Anna Petrova works at Zarechye Bank."), "--out", str(c.tmp / out), *more]
 
 
+def ingest_config(c: Ctx, text: str) -> list[str]:
+    return ingest(c, "--config", c.file("c.toml", text))
+
+
 case("ingest-missing-docs", K, lambda c: ["ingest", str(c.tmp / "none"), "--out", str(c.tmp / "g.trig")], "cannot read {tmp}/none: no such file or folder")
 case("ingest-out-not-trig", K, lambda c: ingest(c, out="g.ttl"), "{tmp}/g.ttl: give the graph a .trig or .nq name")
 case("ingest-no-model", K, lambda c: ingest(c), "ingest needs a model: set extraction.base_url in the config or pass --llm-base-url")
 case("ingest-llm-url-ftp", K, lambda c: ingest(c, "--llm-base-url", "ftp://x"), "--llm-base-url: 'ftp://x' is not an http(s) URL")
 case("ingest-wikidata-not-url", K, lambda c: ingest(c, "--wikidata", "query.wikidata.org"), "--wikidata: 'query.wikidata.org' is not an http(s) URL")
-case("ingest-property-not-an-id", K, lambda c: ingest(c, "--config", c.file("c.toml", '[wikidata.properties]\n"founder of" = "founder"\n')),
+case("ingest-property-not-an-id", K, lambda c: ingest_config(c, '[wikidata.properties]\n"founder of" = "founder"\n'),
      "wikidata.properties: not a property id (P112, or ^P112 read backwards): 'founder of' = 'founder'")
-case("ingest-tolerance-100-percent", K, lambda c: ingest(c, "--config", c.file("c.toml", "[wikidata]\nquantity_tolerance = 1\n")),
+case("ingest-tolerance-100-percent", K, lambda c: ingest_config(c, "[wikidata]\nquantity_tolerance = 1\n"),
      "wikidata.quantity_tolerance: Input should be less than 1")
-case("ingest-config-typo", K, lambda c: ingest(c, "--config", c.file("c.toml", '[wikidata]\nendpoit = "http://127.0.0.1:1/sparql"\n')),
+case("ingest-config-typo", K, lambda c: ingest_config(c, '[wikidata]\nendpoit = "http://127.0.0.1:1/sparql"\n'),
      "config {tmp}/c.toml: wikidata.endpoit: Extra inputs are not permitted")
 
 # --- kgsynth pressure's inputs: claims files, policy files, options and config
@@ -598,6 +667,432 @@ case("pressure-report-without-run-json", K, lambda c: after(c.file("r/episodes.j
      "{tmp}/r has no run.json: the run has not finished")
 case("pressure-report-no-run", K, lambda c: ["pressure", "report", str(c.tmp)], "{tmp}: no episodes.jsonl (write it with kgsynth pressure run)")
 
+# ---------------------------------------------------------------------------- the five newer commands
+# kgsynth ingest, release, rules suggest, pressure and every command's --endpoint: each fault
+# a server or a proxy answers, through each command that talks to one, then inputs case by case.
+
+# --- every command that reads a SPARQL endpoint, against every fault of FAULTS
+K = "endpoints x commands"
+ENDPOINT_COMMANDS: dict[str, Callable[[Ctx, str], list[str]]] = {
+    "stats": lambda c, url: ["graph", "stats", "--endpoint", url, "--retries", "0"],
+    "subgraphs": lambda c, url: ["graph", "subgraphs", "--endpoint", url, "--shape", "simple", "--retries", "0", "--out", str(c.tmp / "s.jsonl")],
+    "rules": lambda c, url: ["rules", "suggest", "--endpoint", url, "--retries", "0", "--out", str(c.tmp / "rules.ttl")],
+    "synth": lambda c, url: ["synth", "--endpoint", url, "--n", "4", "--out", str(c.tmp / "out"), "--config",
+                             c.file("retries.toml", "[graph]\nretries = 0\n")],
+}
+ENDPOINT_ANSWERS = {  # fault -> what the one line says
+    "html": ("did not return SPARQL JSON results: it sent text/html: <!doctype html>",),
+    "500": ("answered with an error: HTTP 500", "internal server error"),
+    "502": ("answered with an error: HTTP 502 Bad Gateway",),
+    "json": ('did not return SPARQL JSON results: it sent application/json: {"hello": "world"}',),
+    "cut": ("cut its answer at its row limit (X-SPARQL-MaxRows: 10000)",),
+    "renamed": ("with the variables ?thing: the server did not run the query as sent",),
+    "renamedxml": ("with the variables ?thing: the server did not run the query as sent",),
+    "empty": ("did not return SPARQL JSON results: it sent an empty application/sparql-results+json answer",),
+    "halfjson": ('it sent application/sparql-results+json: {"head": {"vars": ["n"]}, "results": {"bind',),
+    "nonutf8": ("it sent application/sparql-results+json that is not UTF-8 text",),
+    "boolean": ("it sent a yes/no answer, as to an ASK query",),
+    "bindingsdict": ("with the variables ?n: the server did not run the query as sent",),
+    "xmlgarbage": ("did not return SPARQL XML results: Expecting <sparql> tag, found <html>",),
+    "csv": ("it sent text/csv: n",),
+    "401": ("HTTP 401", "no user name and password were given: set KGSYNTH_SPARQL_USER and KGSYNTH_SPARQL_PASSWORD"),
+    "bearer": ("HTTP 401", "it asks for Bearer authentication; kgsynth answers only HTTP Basic or Digest"),
+    "403": ("answered with an error: HTTP 403 Forbidden",),
+    "404": ("answered with an error: HTTP 404 Not Found",),
+    "405": ("answered with an error: HTTP 405 Method Not Allowed",),
+    "429": ("answered with an error: HTTP 429 Too Many Requests",),
+    "prose": ('it sent application/json: {"id": "x", "object": "chat.completion"',),
+}
+_EARLIER = {("stats", k) for k in ("html", "500", "json", "404", "cut")} | {("subgraphs", "html")}  # cases of the first corpus
+for _fault, _said in ENDPOINT_ANSWERS.items():
+    for _command, _argv in ENDPOINT_COMMANDS.items():
+        if (_command, _fault) not in _EARLIER:
+            case(f"endpoint-{_fault}-{_command}", K, lambda c, a=_argv, f=_fault: a(c, c.fakes.url(f, "query")),
+                 f"SPARQL endpoint http://127.0.0.1:", f"/{_fault}/query", *_said)
+for _command, _argv in ENDPOINT_COMMANDS.items():
+    case(f"endpoint-refused-{_command}", K, lambda c, a=_argv: a(c, f"http://127.0.0.1:{_free_port()}/query"), "cannot reach SPARQL endpoint")
+    if _command != "stats":
+        case(f"endpoint-not-a-url-{_command}", K, lambda c, a=_argv: a(c, "localhost:7878/query"), "'localhost:7878/query' is not an http(s) URL")
+        case(f"endpoint-password-in-url-{_command}", K, lambda c, a=_argv: a(c, "http://alice:S3cretPw@127.0.0.1:9/sparql"),
+             "--endpoint: http://127.0.0.1:9/sparql: a user name or password in the URL is refused")
+case("rules-endpoint-graph-uri-not-an-iri", K, lambda c: [*ENDPOINT_COMMANDS["rules"](c, c.fakes.url("json", "query")), "--graph-uri", "g"],
+     "--graph-uri 'g' is not an absolute IRI")
+case("rules-endpoint-timeout-0", K, lambda c: [*ENDPOINT_COMMANDS["rules"](c, c.fakes.url("json", "query")), "--timeout", "0"],
+     "--timeout 0: give a positive number of seconds")
+case("subgraphs-endpoint-timeout-negative", K, lambda c: [*ENDPOINT_COMMANDS["subgraphs"](c, c.fakes.url("json", "query")), "--timeout", "-1"],
+     "--timeout -1: give a positive number of seconds")
+case("synth-endpoint-and-graph", K, lambda c: ["synth", "--endpoint", c.fakes.url("json", "query"), "--graph", H, "--out", str(c.tmp / "o")],
+     "give --graph or --endpoint, not both")
+case("synth-graph-uri-without-endpoint", K, lambda c: ["synth", "--graph", H, "--graph-uri", "http://x/g", "--out", str(c.tmp / "o")],
+     "--graph-uri names a graph of an endpoint: give --endpoint too")
+case("synth-config-graph-retries-negative", K, lambda c: ["synth", "--endpoint", c.fakes.url("json", "query"), "--out", str(c.tmp / "o"),
+                                                          "--config", c.file("r.toml", "[graph]\nretries = -1\n")],
+     "graph.retries: Input should be greater than or equal to 0")
+case("release-endpoint-in-config", K, lambda c: ["release", "--out", str(c.tmp / "rel"), "--config",
+                                                 c.file("r.toml", f'[graph]\nendpoint = "{c.fakes.url("json", "query")}"\n')],
+     "a release records every fact of its graph for the next one's diff: give graph files (--graph), not an endpoint")
+
+# --- every command that asks a model, against every fault of FAULTS
+K = "models x commands"
+_TWO_CLAIMS = _CLAIM + _CLAIM.replace('"id":"c1"', '"id":"c2"').replace("Jean Dupont", "Anne Martin")
+MODEL_COMMANDS: dict[str, Callable[[Ctx, str], list[str]]] = {
+    "ingest": lambda c, url: ["ingest", c.file("a.txt", "Anna Petrova works at Zarechye Bank."), "--out", str(c.tmp / "g.trig"),
+                              "--llm-base-url", url, "--config", c.file("i.toml", "[extraction]\nmax_retries = 0\n")],
+    "pressure-train": lambda c, url: ["pressure", "train", "--claims", c.file("claims.jsonl", _TWO_CLAIMS * 3), "--base-url", url,
+                                      "--out", str(c.tmp / "policy"), "--config",
+                                      c.file("p.toml", "train_share = 0.9\n[model]\nmax_retries = 0\n")],
+    "pressure-run": lambda c, url: ["pressure", "run", "--claims", c.file("claims.jsonl", _CLAIM), "--base-url", url, "--out",
+                                    str(c.tmp / "run"), "--config", c.file("p.toml", 'policies = ["farm"]\n[model]\nmax_retries = 0\n')],
+    "eval": lambda c, url: ["eval", "--dataset", c.dataset(), "--base-url", url, "--out", str(c.tmp / "e"), "--config",
+                            c.eval_config("[model]\nmax_retries = 0\n")],
+    "synth": lambda c, url: ["synth", "--graph", H, "--n", "4", "--llm-base-url", url, "--out", str(c.tmp / "o"), "--config",
+                             c.file("s.toml", '[dataset]\ndifficulties = ["easy"]\n[llm]\nmax_retries = 0\n')],
+}
+MODEL_ANSWERS = {  # fault -> what the one line says
+    "html": ("the reply is not an OpenAI chat completion: <!doctype html>",),
+    "500": ("HTTP 500: internal server error",),
+    "502": ("HTTP 502: <html><body><h1>502 Bad Gateway",),
+    "json": ("the reply is not an OpenAI chat completion: it has no 'choices'",),
+    "empty": ("the reply is not JSON: an empty body",),
+    "halfjson": ('the reply is not JSON: {"head": {"vars": ["n"]}',),
+    "nonutf8": ("the reply is not UTF-8 text",),
+    "csv": ("the reply is not an OpenAI chat completion: n 1",),
+    "401": ("HTTP 401: authentication required (the server refused the API key: set OPENAI_API_KEY",),
+    "bearer": ("HTTP 401", "invalid_token", "the server refused the API key"),
+    "403": ("HTTP 403", "the server refused the API key"),
+    "404": ("HTTP 404: not found (no chat completions there: give the API root as base_url",),
+    "405": ("HTTP 405: method not allowed (no chat completions there",),
+    "429": ("HTTP 429", "rate limited"),
+    "nochoices": ("the reply has no message content",),
+    "nullcontent": ("the reply has no message content",),
+}
+_EARLIER = {("eval", "html"), ("eval", "500")}
+for _fault, _said in MODEL_ANSWERS.items():
+    for _command, _argv in MODEL_COMMANDS.items():
+        if (_command, _fault) not in _EARLIER:
+            case(f"model-{_fault}-{_command}", K, lambda c, a=_argv, f=_fault: a(c, c.fakes.url(f, "v1")), f"/{_fault}/v1", *_said)
+for _command, _argv in MODEL_COMMANDS.items():
+    if _command != "eval":
+        case(f"model-refused-{_command}", K, lambda c, a=_argv: a(c, REFUSED), "connection refused", "127.0.0.1:9")
+
+# --- kgsynth ingest: the documents (a bad one is named with its reason; when none is left, one line)
+K = "ingest documents"
+
+
+def ingest_docs(c: Ctx, source: str, *more: str) -> list[str]:
+    """``ingest`` of ``source`` against a model that refuses the connection: a document that
+    gets as far as the model fails there, one the reader refuses never does."""
+    return ["ingest", source, "--out", str(c.tmp / "g.trig"), "--llm-base-url", REFUSED, *more]
+
+
+def jsonl(*rows: object) -> str:
+    return "".join((row if isinstance(row, str) else json.dumps(row, ensure_ascii=False)) + "\n" for row in rows)
+
+
+_NO_DOC = "no document was ingested: "
+case("ingest-empty-folder", K, lambda c: ingest_docs(c, c.folder("docs")), "no documents in {tmp}/docs: expected .txt or .md files")
+case("ingest-folder-of-pdfs", K, lambda c: after(c.file("docs/a.pdf", b"%PDF-1.7"), c.file("docs/b.docx", b"PK\x03\x04"), ingest_docs(c, str(c.tmp / "docs"))),
+     "no documents in {tmp}/docs", "it holds a.pdf, b.docx")
+case("ingest-folder-of-hidden-files", K, lambda c: after(c.file("docs/.a.txt", "Anna works at Zarechye Bank."), ingest_docs(c, str(c.tmp / "docs"))),
+     "no documents in {tmp}/docs: expected .txt or .md files")
+case("ingest-folder-of-gzipped-text", K, lambda c: after(c.file("docs/a.txt.gz", gzip.compress(b"Anna works at Zarechye Bank.")),
+                                                      ingest_docs(c, str(c.tmp / "docs"))), "no documents in {tmp}/docs", "a.txt.gz")
+case("ingest-empty-txt", K, lambda c: ingest_docs(c, c.file("a.txt", "")), _NO_DOC + "a: empty: no text to extract facts from")
+case("ingest-blank-txt", K, lambda c: ingest_docs(c, c.file("a.txt", " \n\t\n")), _NO_DOC + "a: empty")
+case("ingest-binary-txt", K, lambda c: ingest_docs(c, c.file("a.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")), _NO_DOC + "a: binary content (NUL bytes), not text")
+case("ingest-latin1-txt", K, lambda c: ingest_docs(c, c.file("a.txt", "Café Zürich gehört Anna.".encode("latin-1"))),
+     _NO_DOC + "a: not UTF-8 text (byte 0xe9 at offset 3)")
+case("ingest-utf16-txt", K, lambda c: ingest_docs(c, c.file("a.txt", "Anna works at Zarechye Bank.".encode("utf-16"))), _NO_DOC + "a: binary content")
+case("ingest-german-txt", K, lambda c: ingest_docs(c, c.file("a.txt", "Die Zarechye Bank wurde 1994 in Moskau gegründet und hat heute "
+                                                                      "mehr als zweitausend Mitarbeiter in ganz Russland.")),
+     _NO_DOC + "a: language 'de' (read from its letters) is not one of en, ru (documents.languages)")
+case("ingest-french-md", K, lambda c: ingest_docs(c, c.file("a.md", "# Banque\n\nLa banque Zarechye a été fondée en 1994 à Moscou et emploie "
+                                                                    "aujourd'hui plus de deux mille personnes dans toute la Russie.")),
+     _NO_DOC + "a: language 'fr' (read from its letters) is not one of en, ru")
+case("ingest-chinese-txt", K, lambda c: ingest_docs(c, c.file("a.txt", "扎列奇耶银行成立于一九九四年。")), _NO_DOC + "a: language 'unknown'")
+case("ingest-only-digits", K, lambda c: ingest_docs(c, c.file("a.txt", "1994 2001 2024\n")), _NO_DOC + "a: language 'unknown'")
+case("ingest-ukrainian-not-configured", K, lambda c: ingest_docs(c, c.file("a.txt", "Банк «Заріччя» заснований у 1994 році в Києві; "
+                                                                                     "у ньому працює понад дві тисячі людей.")),
+     _NO_DOC + "a: language 'uk' (read from its letters) is not one of en, ru")
+case("ingest-over-max-mb", K, lambda c: ingest_docs(c, c.file("a.txt", "Anna works at Zarechye Bank. " * 400), "--config",
+                                                    c.file("i.toml", "[documents]\nmax_mb = 0.01\n")),
+     _NO_DOC + "a: 0.0 MB, over the 0.01 MB limit (documents.max_mb): split it")
+case("ingest-html-file", K, lambda c: ingest_docs(c, c.file("a.html", "<p>Anna</p>")),
+     "cannot read documents from {tmp}/a.html: give a folder of .txt/.md files, one such file, or a .jsonl")
+case("ingest-json-not-jsonl", K, lambda c: ingest_docs(c, c.file("docs.json", '[{"id": "a", "text": "Anna"}]')),
+     "cannot read documents from {tmp}/docs.json")
+case("ingest-csv-file", K, lambda c: ingest_docs(c, c.file("docs.csv", "id,text\na,Anna\n")), "cannot read documents from {tmp}/docs.csv")
+case("ingest-jsonl-empty", K, lambda c: ingest_docs(c, c.file("d.jsonl", "")), "no documents in {tmp}/d.jsonl: it holds no line")
+case("ingest-jsonl-blank-lines", K, lambda c: ingest_docs(c, c.file("d.jsonl", "\n\n  \n")), "no documents in {tmp}/d.jsonl: it holds no line")
+case("ingest-jsonl-not-json", K, lambda c: ingest_docs(c, c.file("d.jsonl", "{id: a}\n")), _NO_DOC + "d.jsonl line 1: not JSON")
+case("ingest-jsonl-a-list", K, lambda c: ingest_docs(c, c.file("d.jsonl", '["a", "Anna"]\n')), _NO_DOC + "d.jsonl line 1: (the line): Input should be")
+case("ingest-jsonl-no-text", K, lambda c: ingest_docs(c, c.file("d.jsonl", jsonl({"id": "a"}))), _NO_DOC + "a (d.jsonl line 1): text: Field required")
+case("ingest-jsonl-no-id", K, lambda c: ingest_docs(c, c.file("d.jsonl", jsonl({"text": "Anna works at Zarechye Bank."}))),
+     _NO_DOC + "d.jsonl line 1: id: Field required")
+case("ingest-jsonl-empty-id", K, lambda c: ingest_docs(c, c.file("d.jsonl", jsonl({"id": "", "text": "Anna works at Zarechye Bank."}))),
+     _NO_DOC + "d.jsonl line 1: id: String should have at least 1 character")
+case("ingest-jsonl-text-a-number", K, lambda c: ingest_docs(c, c.file("d.jsonl", jsonl({"id": "a", "text": 42}))), _NO_DOC + "a (d.jsonl line 1): text")
+case("ingest-jsonl-bad-date", K, lambda c: ingest_docs(c, c.file("d.jsonl", jsonl({"id": "a", "text": "Anna works here.", "date": "31/12/2024"}))),
+     _NO_DOC + "a (d.jsonl line 1): date")
+case("ingest-jsonl-unknown-field", K, lambda c: ingest_docs(c, c.file("d.jsonl", jsonl({"id": "a", "text": "Anna works here.", "author": "x"}))),
+     _NO_DOC + "a (d.jsonl line 1): author: Extra inputs are not permitted")
+case("ingest-jsonl-lang-not-configured", K, lambda c: ingest_docs(c, c.file("d.jsonl", jsonl({"id": "a", "text": "Anna works here.", "lang": "de"}))),
+     _NO_DOC + "a: language 'de' (given) is not one of en, ru")
+case("ingest-jsonl-duplicate-id", K, lambda c: ingest_docs(c, c.file("d.jsonl", jsonl({"id": "a", "text": ""}, {"id": "a", "text": "Anna"}))),
+     _NO_DOC + "a: empty", "and 1 more")
+case("ingest-jsonl-not-utf8-line", K, lambda c: ingest_docs(c, c.file("d.jsonl", b'{"id": "a", "text": "caf\xe9"}\n')),
+     _NO_DOC + "d.jsonl line 1: not UTF-8 text")
+case("ingest-jsonl-cut-mid-line", K, lambda c: ingest_docs(c, c.file("d.jsonl", '{"id": "a", "text": "Anna wor')), _NO_DOC + "d.jsonl line 1: not JSON")
+case("ingest-mixed-folder-all-refused", K, lambda c: after(c.file("docs/a.pdf", b"%PDF"), c.file("docs/b.txt", ""), c.file("docs/c.csv", "x"),
+                                                           ingest_docs(c, str(c.tmp / "docs"))),
+     _NO_DOC + "a.pdf: a .pdf file is not read: convert it to plain text (.txt or .md) first", "(and 2 more, each with its reason in {tmp}/g.trig.report.json)")
+case("ingest-good-document-model-refused", K, lambda c: ingest_docs(c, c.file("a.txt", "Anna Petrova works at Zarechye Bank.")),
+     "connection refused", "127.0.0.1:9")
+
+# --- kgsynth ingest: options and config
+K = "ingest options and config"
+
+case("ingest-out-under-a-file", K, lambda c: after(c.file("existing_file.txt", "x"), ingest(c, out="existing_file.txt/g.trig")),
+     "{tmp}/existing_file.txt is a file, so nothing can be written under it")
+case("ingest-out-nq-accepted-trig-typo", K, lambda c: ingest(c, out="g.trg"), "{tmp}/g.trg: give the graph a .trig or .nq name")
+case("ingest-model-empty-name", K, lambda c: ingest(c, "--llm-model", "", "--llm-base-url", REFUSED),
+     "--llm-model '': extraction.model: String should have at least 1 character")
+case("ingest-config-missing", K, lambda c: ingest(c, "--config", str(c.tmp / "none.toml")), "cannot read config {tmp}/none.toml")
+case("ingest-config-broken-toml", K, lambda c: ingest_config(c, "[extraction\nmodel = 'x'\n"), "{tmp}/c.toml", "line 1")
+case("ingest-config-synth-section", K, lambda c: ingest_config(c, "[dataset]\nn = 4\n"),
+     "config {tmp}/c.toml: dataset: Extra inputs are not permitted")
+case("ingest-config-languages-empty", K, lambda c: ingest_config(c, "[documents]\nlanguages = []\n"), "documents.languages")
+case("ingest-config-chunk-too-small", K, lambda c: ingest_config(c, "[documents]\nchunk_chars = 10\n"), "documents.chunk_chars")
+case("ingest-config-overlap-too-large", K, lambda c: ingest_config(c, "[documents]\nchunk_chars = 1000\noverlap_chars = 600\n"),
+     "overlap_chars (600) must be under half of chunk_chars (1000)")
+case("ingest-config-max-mb-0", K, lambda c: ingest_config(c, "[documents]\nmax_mb = 0\n"), "documents.max_mb")
+case("ingest-config-evidence-score-too-low", K, lambda c: ingest_config(c, "[extraction]\nevidence_score = 10\n"),
+     "extraction.evidence_score: Input should be greater than or equal to 50")
+case("ingest-config-max-tokens-8", K, lambda c: ingest_config(c, "[extraction]\nmax_tokens = 8\n"),
+     "extraction.max_tokens: Input should be greater than or equal to 16")
+case("ingest-config-timeout-0", K, lambda c: ingest_config(c, "[extraction]\ntimeout_s = 0\n"), "extraction.timeout_s")
+case("ingest-config-failures-in-a-row-0", K, lambda c: ingest_config(c, "[extraction]\nmax_failures_in_a_row = 0\n"),
+     "extraction.max_failures_in_a_row: Input should be greater than or equal to 1")
+case("ingest-config-base-url-not-url", K, lambda c: ingest_config(c, '[extraction]\nbase_url = "127.0.0.1:8001"\n'),
+     "extraction.base_url")
+case("ingest-config-namespace-not-iri", K, lambda c: ingest_config(c, 'namespace = "my graph"\n'), "namespace")
+case("ingest-config-yaml-a-list", K, lambda c: ingest(c, "--config", c.file("c.yaml", "- a\n- b\n")), "{tmp}/c.yaml")
+case("ingest-config-wikidata-check-without-endpoint", K, lambda c: ingest_config(c, "[wikidata]\ncheck = true\nendpoint = ''\n"),
+     "wikidata")
+
+# --- kgsynth release
+K = "release"
+
+
+def release(c: Ctx, *more: str, out: str = "rel") -> list[str]:
+    return ["release", "--graph", H, "--n", "4", "--out", str(c.tmp / out), *more]
+
+
+def manifest_edit(edit: Callable[[dict], object]) -> Callable[[Path], object]:
+    return lambda folder: _edit_json(folder / "manifest.json", edit)
+
+
+case("release-out-missing", K, lambda c: ["release", "--graph", H], "Missing option '--out'", code=2)
+case("release-out-is-a-file", K, lambda c: after(c.file("existing_file.txt", "x"), release(c, out="existing_file.txt")),
+     "--out {tmp}/existing_file.txt is a file, not a folder")
+case("release-out-holds-another-release", K, lambda c: ["release", "--graph", H, "--version", "2.0.0", "--out", c.release()],
+     "{tmp}/release holds release 1.0.0: write release 2.0.0 to another folder")
+case("release-out-is-the-previous", K, lambda c: ["release", "--graph", H, "--previous", c.release(), "--out", str(c.tmp / "release")],
+     "overwrite the previous")
+case("release-out-holds-another-run", K, lambda c: after(_unfinished_other_run(c.tmp / "rel"), release(c)), "holds an unfinished")
+case("release-graph-missing", K, lambda c: ["release", "--graph", str(c.tmp / "none.ttl"), "--out", str(c.tmp / "rel")], "{tmp}/none.ttl")
+case("release-graph-broken", K, lambda c: ["release", "--graph", c.file("g.ttl", "@prefix ex: <http://x/> .\nex:a ex:p .\n"), "--out", str(c.tmp / "rel")],
+     "syntax error in {tmp}/g.ttl at line 2")
+case("release-n-0", K, lambda c: release(c, "--n", "0"), "--n 0")
+case("release-n-negative", K, lambda c: release(c, "--n", "-5"), "--n -5")
+case("release-version-v-prefix", K, lambda c: release(c, "--version", "v1.0.0"), "version 'v1.0.0' is neither semantic (X.Y.Z, e.g. 1.2.0) nor dated")
+case("release-version-two-parts", K, lambda c: release(c, "--version", "1.0"), "version '1.0' is neither semantic")
+case("release-version-leading-zero", K, lambda c: release(c, "--version", "01.2.3"), "version '01.2.3' is neither semantic")
+case("release-version-month-13", K, lambda c: release(c, "--version", "2026.13"), "version '2026.13' is neither semantic")
+case("release-version-prerelease", K, lambda c: release(c, "--version", "1.0.0-beta"), "version '1.0.0-beta' is neither semantic")
+case("release-version-empty", K, lambda c: release(c, "--version", ""), "version '' is neither semantic")
+case("release-version-not-newer", K, lambda c: release(c, "--previous", c.release(), "--version", "1.0.0"),
+     "version 1.0.0 is not greater than 1.0.0, the version of the previous release {tmp}/release")
+case("release-version-older", K, lambda c: release(c, "--previous", c.release(), "--version", "0.9.0"), "version 0.9.0 is not greater than 1.0.0")
+case("release-previous-missing", K, lambda c: release(c, "--previous", str(c.tmp / "none")),
+     "the previous release {tmp}/none is missing: give the folder kgsynth release wrote")
+case("release-previous-a-file", K, lambda c: release(c, "--previous", c.file("existing_file.txt", "x")), "the previous release {tmp}/existing_file.txt is a file")
+case("release-previous-empty-folder", K, lambda c: release(c, "--previous", c.folder("prev")), "{tmp}/prev is not a kgsynth release: it has no manifest.json")
+case("release-previous-a-synth-dataset", K, lambda c: release(c, "--previous", c.dataset()), "{tmp}/dataset is not a kgsynth release", "no 'release' section")
+case("release-previous-manifest-broken", K, lambda c: release(c, "--previous", c.release(lambda d: (d / "manifest.json").write_text('{"release": '))),
+     "cannot read {tmp}/release/manifest.json")
+case("release-previous-manifest-a-list", K, lambda c: release(c, "--previous", c.release(lambda d: (d / "manifest.json").write_text("[]"))),
+     "{tmp}/release is not a kgsynth release", "no 'release' section")
+case("release-previous-version-a-number", K, lambda c: release(c, "--previous", c.release(manifest_edit(lambda m: m["release"].update(version=1)))),
+     "no 'release' section")
+case("release-previous-version-malformed", K, lambda c: release(c, "--previous", c.release(manifest_edit(lambda m: m["release"].update(version="one", releases=["one"])))),
+     "version 'one' is neither semantic")
+case("release-previous-releases-a-string", K, lambda c: release(c, "--previous", c.release(manifest_edit(lambda m: m["release"].update(releases="1.0.0")))),
+     "release.releases in {tmp}/release/manifest.json is not the list of versions up to 1.0.0")
+case("release-previous-releases-empty", K, lambda c: release(c, "--previous", c.release(manifest_edit(lambda m: m["release"].update(releases=[])))),
+     "release.releases", "is not the list of versions up to 1.0.0 (found [])")
+case("release-previous-releases-other-last", K, lambda c: release(c, "--previous", c.release(manifest_edit(lambda m: m["release"].update(releases=["0.1.0"])))),
+     "is not the list of versions up to 1.0.0")
+case("release-previous-history-missing", K, lambda c: release(c, "--previous", c.release(lambda d: (d / "private/history.jsonl").unlink())),
+     "the previous release {tmp}/release lacks private/history.jsonl")
+case("release-previous-history-edited", K, lambda c: release(c, "--previous", c.release(lambda d: (d / "private/history.jsonl").write_text("{}\n"))),
+     "{tmp}/release/private/history.jsonl does not match {tmp}/release/manifest.json")
+case("release-previous-facts-edited", K, lambda c: release(c, "--previous", c.release(lambda d: _rewrite_lines(d / "private/facts.txt", lambda ls: ls[1:]))),
+     "{tmp}/release/private/facts.txt does not match")
+case("release-previous-files-not-a-dict", K, lambda c: release(c, "--previous", c.release(manifest_edit(lambda m: m.update(files=[])))),
+     "no 'release' section")
+case("release-previous-of-another-graph", K, lambda c: ["release", "--graph", c.file("o.nt", '<http://o.example/a> <http://o.example/p> "1" .\n'),
+                                                         "--previous", c.release(), "--out", str(c.tmp / "rel")],
+     "the previous release {tmp}/release was made from another graph")
+case("release-config-typo", K, lambda c: release(c, "--config", c.file("r.toml", '[release]\nnmae = "x"\n')), "release.nmae: Extra inputs are not permitted")
+case("release-config-license-empty", K, lambda c: release(c, "--config", c.file("r.toml", '[release]\nlicense = ""\n')), "release.license")
+case("release-config-name-empty", K, lambda c: release(c, "--config", c.file("r.toml", '[release]\nname = ""\n')), "release.name")
+case("release-config-llm-without-endpoint", K, lambda c: release(c, "--config", c.file("r.toml", "[llm]\nmax_retries = 0\n")),
+     "the [llm] section names no endpoint")
+case("release-config-binary", K, lambda c: release(c, "--config", c.file("r.toml", b"\x00\x01\xff")), "is not UTF-8 text")
+
+# --- kgsynth rules suggest
+K = "rules suggest"
+
+
+def rules(c: Ctx, *more: str, graph: str = H) -> list[str]:
+    return ["rules", "suggest", graph, "--out", str(c.tmp / "rules.ttl"), "--min-entities", "1", *more]
+
+
+case("rules-out-missing", K, lambda c: ["rules", "suggest", H], "Missing option '--out'", code=2)
+case("rules-no-graph-and-no-endpoint", K, lambda c: ["rules", "suggest", "--out", str(c.tmp / "r.ttl")], "re:(graph|endpoint)")
+case("rules-graph-missing", K, lambda c: rules(c, graph=str(c.tmp / "none.ttl")), "{tmp}/none.ttl")
+case("rules-graph-broken", K, lambda c: rules(c, graph=c.file("g.ttl", "@prefix ex: <http://x/> .\nex:a ex:p\n")), "syntax error in {tmp}/g.ttl")
+case("rules-graph-empty", K, lambda c: rules(c, graph=c.file("g.nt", "")), "{tmp}/g.nt holds no triples")
+case("rules-graph-only-labels", K, lambda c: rules(c, graph=c.file("g.nt", '<http://x/a> <http://www.w3.org/2000/01/rdf-schema#label> "A"@en .\n')),
+     "no rule of the rule library applies to the embedded store of {tmp}/g.nt", "it has no relations besides types and labels")
+case("rules-min-entities-too-high", K, lambda c: ["rules", "suggest", H, "--out", str(c.tmp / "r.ttl"), "--min-entities", "1000"],
+     "no rule of the rule library covers 1,000 or more entities", "give a smaller --min-entities")
+case("rules-min-entities-0", K, lambda c: rules(c, "--min-entities", "0"), "Invalid value for '--min-entities': Input should be greater than or equal to 1")
+case("rules-min-entities-not-a-number", K, lambda c: rules(c, "--min-entities", "many"), "Invalid value for '--min-entities'", "valid integer")
+case("rules-base-not-an-iri", K, lambda c: rules(c, "--base", "rules"), "--base 'rules' is not an absolute IRI")
+case("rules-base-with-space", K, lambda c: rules(c, "--base", "http://x.example/my rules/"), "is not an absolute IRI")
+case("rules-base-empty", K, lambda c: rules(c, "--base", ""), "--base '' is not an absolute IRI")
+case("rules-out-is-a-folder", K, lambda c: ["rules", "suggest", H, "--out", c.folder("outdir")], "--out {tmp}/outdir is a folder")
+case("rules-out-under-a-file", K, lambda c: ["rules", "suggest", H, "--out", str(Path(c.file("existing_file.txt", "x")) / "r.ttl")],
+     "{tmp}/existing_file.txt is a file, so nothing can be written under it")
+case("rules-out-in-proc", K, lambda c: ["rules", "suggest", H, "--out", "/proc/rules.ttl", "--min-entities", "1"], "/proc/rules.ttl")
+case("rules-nan-values", K, lambda c: rules(c, graph=c.file("g.ttl", PREFIXES + "".join(
+    f'ex:c{i} ex:area "NaN"^^xsd:double ; ex:population "{1000 + i}"^^xsd:integer .\n' for i in range(30)))),
+     "no rule of the rule library applies", "(looked at 2 relations: area, population)")
+case("rules-lang-empty", K, lambda c: rules(c, "--lang", ""), "--lang")
+case("rules-graph-a-folder-without-rdf", K, lambda c: after(c.file("g/notes.txt", "x"), rules(c, graph=str(c.tmp / "g"))), "{tmp}/g")
+
+# --- kgsynth pressure: claims files, policies, options
+K = "pressure inputs"
+
+
+def claim(**edits: object) -> str:
+    row = json.loads(_CLAIM)
+    row.update(edits)
+    return json.dumps({k: v for k, v in row.items() if v is not None}, ensure_ascii=False) + "\n"
+
+
+case("pressure-claim-false-is-true", K, lambda c: pressure(c, "run", claims=claim(false_value="France", claim_value="France")),
+     "claims.jsonl:1: not a claim", "false_value 'France' is a true answer: the claim is not false")
+case("pressure-claim-false-is-true-other-case", K, lambda c: pressure(c, "run", claims=claim(false_value=" france ")), "false_value ' france ' is a true answer")
+case("pressure-claim-false-is-an-alias", K, lambda c: pressure(c, "run", claims=claim(true_aliases=["Italy"])), "false_value 'Italy' is a true answer")
+case("pressure-claim-bad-setting", K, lambda c: pressure(c, "run", claims=claim(setting="gossip")), "claims.jsonl:1: not a claim (setting")
+case("pressure-claim-bad-kind", K, lambda c: pressure(c, "run", claims=claim(kind="person")), "claims.jsonl:1: not a claim (kind")
+case("pressure-claim-bad-answer-format", K, lambda c: pressure(c, "run", claims=claim(answer_format="essay")), "(answer_format")
+case("pressure-claim-bad-confusability", K, lambda c: pressure(c, "run", claims=claim(confusability="extreme")), "(confusability")
+case("pressure-claim-extra-field", K, lambda c: pressure(c, "run", claims=claim(note="x")), "(note: Extra inputs are not permitted")
+case("pressure-claim-true-value-a-number", K, lambda c: pressure(c, "run", claims=claim(true_value=5)), "(true_value")
+case("pressure-claim-a-list", K, lambda c: pressure(c, "run", claims="[1, 2]\n"), "claims.jsonl:1: not a claim")
+case("pressure-claim-second-line-broken", K, lambda c: pressure(c, "run", claims=_CLAIM + _CLAIM[:40] + "\n"), "claims.jsonl:2: not a claim")
+case("pressure-claims-not-utf8", K, lambda c: ["pressure", "run", "--claims", c.file("claims.jsonl", _CLAIM.encode().replace(b"Jean", b"J\xe9an")), "--base-url", REFUSED],
+     "{tmp}/claims.jsonl:1: not UTF-8 text (byte 0xe9 at column")
+case("pressure-claims-a-folder", K, lambda c: ["pressure", "run", "--claims", c.folder("claims"), "--base-url", REFUSED],
+     "{tmp}/claims: no such claims file")
+case("pressure-run-out-is-a-file", K, lambda c: pressure(c, "run", "--out", c.file("existing_file.txt", "x")),
+     "--out {tmp}/existing_file.txt is a file, not a folder")
+case("pressure-train-out-under-a-file", K, lambda c: pressure(c, "train", "--out", str(Path(c.file("existing_file.txt", "x")) / "p")),
+     "{tmp}/existing_file.txt is a file, so nothing can be written under it")
+case("pressure-run-out-holds-another-run", K, lambda c: after(c.file("run/episodes.jsonl", '{"run": "0000000000000000"}\n'),
+                                                              pressure(c, "run", "--out", str(c.tmp / "run"))),
+     "{tmp}/run holds episodes of another model, seed, max_steps or policy: use a new --out or delete it")
+case("pressure-run-out-holds-a-damaged-log", K, lambda c: after(c.file("run/episodes.jsonl", b'{"run": "\xff"}\n'),
+                                                               pressure(c, "run", "--out", str(c.tmp / "run"))),
+     "{tmp}/run/episodes.jsonl:1: not UTF-8 text (byte 0xff at column 10)")
+case("pressure-only-learned-without-policy", K, lambda c: pressure(c, "run", "--config", c.file("p.toml", 'policies = ["learned"]\n')),
+     "policies = ['learned'] needs --policy")
+case("pressure-policy-not-json", K, lambda c: pressure(c, "run", "--policy", c.file("p.json", "{oops")), "{tmp}/p.json: not a policy kgsynth pressure train wrote")
+case("pressure-policy-empty", K, lambda c: pressure(c, "run", "--policy", c.file("p.json", "")), "{tmp}/p.json: not a policy")
+case("pressure-policy-a-folder", K, lambda c: pressure(c, "run", "--policy", c.folder("p")), "{tmp}/p")
+
+
+def policy(c: Ctx, **settings: object) -> str:
+    """A policy file as kgsynth pressure train writes it (untrained), for a config of ``settings``."""
+    from kgsynth.pressure.config import PressureConfig
+    from kgsynth.pressure.run import _idle_env, _learner
+
+    cfg = PressureConfig.model_validate(settings)
+    learner = _learner(cfg, _idle_env(cfg))
+    return c.file("policy.json", json.dumps({"kgsynth": "0", "learner": cfg.learner, "model": "local", "seed": cfg.seed,
+                                             "max_steps": cfg.max_steps, "trained_on": [], "maintained_at_turn_0": [], "episodes": 0,
+                                             "returns": [], "calls": 0, "state": learner.state()}))
+
+
+case("pressure-policy-of-another-learner", K, lambda c: pressure(c, "run", "--policy", policy(c, learner="q")),
+     "{tmp}/policy.json was trained with another config: learner 'q' (this run: 'thompson')", "train again")
+case("pressure-policy-of-other-steps", K, lambda c: pressure(c, "run", "--policy", policy(c, max_steps=6)), "max_steps 6 (this run: 4)")
+case("pressure-policy-of-another-seed", K, lambda c: pressure(c, "run", "--policy", policy(c, seed=3)), "seed 3 (this run: 0)")
+case("pressure-policy-state-damaged", K, lambda c: pressure(c, "run", "--policy", after(p := policy(c), _edit_json(Path(p), lambda j: j.update(state={})), p)),
+     "{tmp}/policy.json: not a policy kgsynth pressure train wrote")
+case("pressure-claims-dataset-of-another-graph", K, lambda c: ["pressure", "claims", "--dataset", c.simple_dataset(), "--graph", H,
+                                                               "--out", str(c.tmp / "c.jsonl")],
+     "none of the dataset's", "simple items' facts is in embedded store of", "the dataset was made from another graph; give that one (--graph)")
+case("pressure-claims-dataset-missing", K, lambda c: ["pressure", "claims", "--dataset", str(c.tmp / "none"), "--graph", H, "--out", str(c.tmp / "c.jsonl")],
+     "{tmp}/none does not exist")
+case("pressure-claims-dataset-without-simple-items", K, lambda c: ["pressure", "claims", "--dataset", c.dataset(), "--graph", H, "--out", str(c.tmp / "c.jsonl")],
+     "no claim could be made")
+case("pressure-claims-world-broken", K, lambda c: ["pressure", "claims", "--world", c.file("w.nt", "<a> <b> .\n"), "--out", str(c.tmp / "c.jsonl")],
+     "{tmp}/w.nt at line 1")
+case("pressure-claims-world-without-facts", K, lambda c: ["pressure", "claims", "--world", c.file("w.nt", ""), "--out", str(c.tmp / "c.jsonl")],
+     "{tmp}/w.nt holds no triples")
+case("pressure-claims-out-is-a-folder", K, lambda c: ["pressure", "claims", "--world", H, "--out", c.folder("outdir")], "--out {tmp}/outdir is a folder")
+case("pressure-claims-seed-not-a-number", K, lambda c: ["pressure", "claims", "--world", H, "--seed", "x"], "Invalid value for '--seed'")
+case("pressure-claims-config-typo", K, lambda c: ["pressure", "claims", "--world", H, "--config", c.file("p.toml", "[claims]\nworld = 3\n")],
+     "claims.world: Extra inputs are not permitted")
+case("pressure-config-max-steps-0", K, lambda c: pressure(c, "run", "--config", c.file("p.toml", "max_steps = 0\n")), "max_steps: Input should be greater than or equal to 1")
+case("pressure-config-max-steps-9", K, lambda c: pressure(c, "run", "--config", c.file("p.toml", "max_steps = 9\n")), "max_steps: Input should be less than or equal to 8")
+case("pressure-config-train-share-1", K, lambda c: pressure(c, "train", "--config", c.file("p.toml", "train_share = 1\n")), "train_share: Input should be less than 1")
+case("pressure-config-policy-unknown", K, lambda c: pressure(c, "run", "--config", c.file("p.toml", 'policies = ["farm", "gaslight"]\n')), "policies.1")
+case("pressure-config-bootstrap-10", K, lambda c: pressure(c, "run", "--config", c.file("p.toml", "bootstrap = 10\n")), "bootstrap")
+case("pressure-config-confidence-low", K, lambda c: pressure(c, "run", "--config", c.file("p.toml", "confidence = 0.4\n")), "confidence")
+case("pressure-config-episodes-0", K, lambda c: pressure(c, "train", "--config", c.file("p.toml", "train_episodes = 0\n")), "train_episodes")
+case("pressure-config-model-max-tokens-0", K, lambda c: pressure(c, "run", "--config", c.file("p.toml", "[model]\nmax_tokens = 0\n")), "model.max_tokens")
+case("pressure-config-failures-in-a-row-0", K, lambda c: pressure(c, "run", "--config", c.file("p.toml", "[model]\nmax_failures_in_a_row = 0\n")),
+     "model.max_failures_in_a_row: Input should be greater than or equal to 1")
+case("pressure-config-model-url-bad", K, lambda c: ["pressure", "run", "--claims", c.file("claims.jsonl", _CLAIM), "--config",
+                                                    c.file("p.toml", '[model]\nbase_url = "localhost:8001"\n')], "model.base_url")
+case("pressure-config-a-yaml-list", K, lambda c: pressure(c, "run", "--config", c.file("p.yaml", "- 1\n")), "{tmp}/p.yaml")
+case("pressure-model-empty-name", K, lambda c: pressure(c, "run", "--model", ""), "--model '': model.model: String should have at least 1 character")
+
+# --- kgsynth pressure report: folders a run wrote, damaged
+K = "pressure report folders"
+
+
+def pressure_folder(c: Ctx, episodes: str | bytes, run: str | None = '{"config": {}}') -> list[str]:
+    c.file("r/episodes.jsonl", episodes)
+    if run is not None:
+        c.file("r/run.json", run)
+    return ["pressure", "report", str(c.tmp / "r")]
+
+
+case("pressure-report-a-file", K, lambda c: ["pressure", "report", c.file("existing_file.txt", "x")], "{tmp}/existing_file.txt")
+case("pressure-report-missing", K, lambda c: ["pressure", "report", str(c.tmp / "none")], "{tmp}/none")
+case("pressure-report-log-middle-line-broken", K, lambda c: pressure_folder(c, '{"run": "x"}\n{oops\n{"run": "x"}\n'), "{tmp}/r/episodes.jsonl:2: not an episode kgsynth pressure run wrote")
+case("pressure-report-log-not-utf8", K, lambda c: pressure_folder(c, b'{"run": "x"}\n{"case_id": "\xe9"}\n'), "{tmp}/r/episodes.jsonl:2: not UTF-8 text (byte 0xe9")
+case("pressure-report-run-json-broken", K, lambda c: pressure_folder(c, '{"run": "x"}\n', run='{"config": '), "{tmp}/r/run.json")
+case("pressure-report-run-json-a-list", K, lambda c: pressure_folder(c, '{"run": "x"}\n', run="[]"), "{tmp}/r/run.json: not a run.json kgsynth pressure run wrote (a JSON list, not an object)")
+case("pressure-report-episode-missing-field", K, lambda c: pressure_folder(c, '{"run": "x"}\n{"case_id": "c1"}\n'), "{tmp}/r/episodes.jsonl:2: not an episode", "policy: Field required")
+
 # --- malformed command lines: exit 2, one line naming the help to read
 K = "command lines (usage, exit 2)"
 case("unknown-command", K, lambda c: ["frobnicate"], "No such command 'frobnicate'", "see kgsynth --help", code=2)
@@ -630,6 +1125,9 @@ case("config-with-crlf", K, lambda c: conf(c, "[dataset]\r\nn = 4\r\nseed = 1\r\
 case("config-empty-sections", K, lambda c: conf(c, "[sampling]\n\n[filters]\n\n[dialogue]\n\n[dataset]\nn = 4\n"), "wrote 2 items", code=0)
 case("config-empty-yaml", K, lambda c: [*conf(c, "", "c.yaml"), "--n", "4"], "wrote 2 items", code=0)
 case("seed-negative", K, lambda c: synth(c, "--n", "4", "--seed", "-1"), "wrote 2 items", code=0)
+case("model-prose-eval", K, lambda c: MODEL_COMMANDS["eval"](c, c.fakes.url("prose", "v1")), "accuracy 0.0%", "format valid 0.0%", code=0)
+case("model-prose-pressure-run", K, lambda c: MODEL_COMMANDS["pressure-run"](c, c.fakes.url("prose", "v1")), "farm: zero-turn 0.0%", code=0)
+case("rules-suggest-one-entity", K, lambda c: rules(c), "wrote 1 library rules to {tmp}/rules.ttl", code=0)
 case("n-below-the-cells", K, lambda c: ["synth", "--graph", str(DEMO), "--n", "20", "--out", str(c.tmp / "o")], "re:note: n = 20 is below one item per cell",
      code=0, waits_on="lead")
 
@@ -652,13 +1150,13 @@ def _run_in_process(argv: list[str], capsys) -> tuple[int, str, str]:
 
 
 @pytest.fixture
-def ctx(tmp_path, tiny_dataset, fakes, monkeypatch) -> Ctx:
+def ctx(tmp_path, tiny_dataset, tiny_release, simple_dataset, fakes, monkeypatch) -> Ctx:
     monkeypatch.chdir(tmp_path)  # a command that writes to its default folder writes here
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # no model reply is cached for later runs
     monkeypatch.delenv("COLUMNS", raising=False)
     work = tmp_path / "case"
     work.mkdir()
-    return Ctx(work, tiny_dataset, fakes)
+    return Ctx(work, tiny_dataset, fakes, tiny_release, simple_dataset)
 
 
 def check_outcome(c: Case, ctx: Ctx, code: int, out: str, err: str) -> None:
@@ -691,8 +1189,8 @@ def test_bad_input(c: Case, ctx: Ctx, capsys):
 
 
 def test_the_corpus_is_large_and_its_ids_unique():
-    assert len(CASES) >= 110 and len({c.id for c in CASES}) == len(CASES)
-    assert sum(c.code == 0 for c in CASES) >= 13
+    assert len(CASES) >= 550 and len({c.id for c in CASES}) == len(CASES)
+    assert sum(c.code == 0 for c in CASES) >= 16
 
 
 # ---------------------------------------------------------------------------- the same through a real process

@@ -219,7 +219,7 @@ def test_a_dropped_connection_is_retried():
 def test_an_answer_that_is_not_sparql_json_is_one_line_and_not_retried():
     with FakeFlakySparqlServer(["badjson"]) as server, pytest.raises(EndpointError) as caught:
         _select(_backend(server))
-    assert str(caught.value) == f"SPARQL endpoint {server.url} did not return SPARQL JSON results"
+    assert str(caught.value) == f'SPARQL endpoint {server.url} did not return SPARQL JSON results: it sent application/sparql-results+json: {{"hello": "world"}}'
     assert server.requests == 1
 
 

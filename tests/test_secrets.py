@@ -350,6 +350,39 @@ def test_an_echoed_sparql_password_is_in_no_error(scheme, handmade_served, monke
         assert form not in message and form not in err
 
 
+ODD_PASSWORD = "Pw/8+Kq=zR4&x<Y7>mN2"  # "/", "+", "=", "&" and "<" change when URL-encoded or HTML-escaped
+ENDPOINT_COMMANDS = {
+    "stats": lambda url, out: ["graph", "stats", "--endpoint", url, "--retries", "0"],
+    "subgraphs": lambda url, out: ["graph", "subgraphs", "--endpoint", url, "--shape", "simple", "--retries", "0",
+                                   "--out", str(out / "s.jsonl")],
+    "rules": lambda url, out: ["rules", "suggest", "--endpoint", url, "--retries", "0", "--out", str(out / "rules.ttl")],
+    "synth": lambda url, out: ["synth", "--endpoint", url, "--n", "4", "--out", str(out / "dataset")],
+}
+
+
+@pytest.mark.parametrize("command", ENDPOINT_COMMANDS)
+@pytest.mark.parametrize("status", [200, 401, 500])
+def test_a_sparql_password_echoed_in_an_html_page_is_in_no_output(command, status, monkeypatch, tmp_path, capsys):
+    """The endpoint path: a server that answers an HTML page (200, 401 or 500) showing the
+    password cut short, HTML-escaped and URL-encoded, and the Authorization header: no
+    8-character piece of the password, in any of those spellings, reaches the terminal or a
+    file the command wrote."""
+    from sparql_fakes import FakeAuthGate
+
+    from kgsynth.cli._app import run
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys.modules["kgsynth.llm.redact"], "_registered", set())  # what earlier tests registered does not help here
+    _sparql_env(monkeypatch, ODD_PASSWORD)
+    with FakeAuthGate("http://127.0.0.1:9/never", "Basic", SPARQL_USER, ODD_PASSWORD, echo=status) as gate:
+        code = run(ENDPOINT_COMMANDS[command](gate.url, tmp_path))
+    out, err = capsys.readouterr()
+    assert gate.authorized >= 1 and code == 1, err
+    assert _key_pieces_in(out + err, ODD_PASSWORD) == [], err
+    written = {str(p): _key_pieces_in(p.read_bytes().decode("latin-1"), ODD_PASSWORD) for p in tmp_path.rglob("*") if p.is_file()}
+    assert {path: pieces for path, pieces in written.items() if pieces} == {}
+
+
 @pytest.mark.parametrize("scheme", ["Basic", "Digest"])
 def test_refused_or_missing_sparql_credentials_are_one_line_without_the_password(scheme, handmade_served, monkeypatch, capsys):
     from sparql_fakes import FakeAuthGate

@@ -52,7 +52,8 @@ def option_error(e: ValidationError, options: Mapping[str, tuple[str, object]], 
     where = ".".join(str(p) for p in first["loc"])
     if where in options:
         flag, value = options[where]
-        return KgsynthError(f"{flag} {value}: {validation_message(e)}")
+        shown = value if str(value).strip() else repr(value)  # an empty value is seen as ''
+        return KgsynthError(f"{flag} {shown}: {validation_message(e)}")
     source = f"config {config}" if config else "the settings"
     return KgsynthError(f"{source}: {validation_message(e)}")
 
@@ -67,9 +68,14 @@ def check_url(flag: str, url: str | None) -> None:
 
 def output_folder(flag: str, out: Path) -> None:
     """Create ``out`` (and its parents) as a folder we can write, or say in one line why not."""
+    not_a_file(flag, out)
+    _make_folder(flag, out, out)
+
+
+def not_a_file(flag: str, out: Path) -> None:
+    """``out`` is a folder or nothing yet: checked before any input is read, made later."""
     if out.exists() and not out.is_dir():
         raise KgsynthError(f"{flag} {out} is a file, not a folder: give a folder path")
-    _make_folder(flag, out, out)
 
 
 def output_file(flag: str, out: Path, example: str) -> None:

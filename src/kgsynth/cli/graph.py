@@ -25,10 +25,10 @@ from kgsynth.cli._common import (
 )
 from kgsynth.cli._common import err as _err
 from kgsynth.errors import KgsynthError
-from kgsynth.kg import Credentials, KnowledgeGraph, load_rules
+from kgsynth.kg import KnowledgeGraph, load_rules
 from kgsynth.kg._backends import PASSWORD_ENV, USER_ENV
 from kgsynth.kg._terms import anchor_class_iri
-from kgsynth.llm import register_secret
+from kgsynth.pipeline.config import endpoint_credentials
 from kgsynth.queries import Anchors, Shape, enumerate_subgraphs, sample_subgraphs
 
 app = typer.Typer(help="Inspect a graph and extract subgraphs.", no_args_is_help=True)
@@ -71,11 +71,8 @@ def open_graph(
         if retries < 0:
             raise KgsynthError(f"--retries {retries}: give 0 or more")
         _check_graph_uri(graph_uri, endpoint)
-        auth = Credentials.from_env()
-        for secret in auth.secrets() if auth is not None else ():
-            register_secret(secret)
-        return KnowledgeGraph.from_endpoint(endpoint, lang=languages, timeout=timeout, graph_uri=graph_uri, auth=auth,
-                                            retries=retries)
+        return KnowledgeGraph.from_endpoint(endpoint, lang=languages, timeout=timeout, graph_uri=graph_uri,
+                                            auth=endpoint_credentials(), retries=retries)
     if graph_uri is not None:
         raise KgsynthError("--graph-uri needs --endpoint: graph files are read as one graph")
     if not paths:

@@ -45,6 +45,11 @@ def ingest_command(
             report = ingest(docs, out, cfg, progress=lambda done, total: bar.update(task, completed=done, total=total))
     except KeyboardInterrupt:
         raise Interrupted(f"interrupted; finished documents are kept in {out}.work: run the same command to resume") from None
+    if report.problems and not report.finished:  # nothing to sum up: the first reason is the news
+        failed = [d for d in report.per_document if d.problem]
+        more = f" (and {len(failed) - 1} more, each with its reason in {out}.report.json)" if len(failed) > 1 else ""
+        raise KgsynthError(f"no document was ingested: {failed[0].id}: {failed[0].problem}{more}; "
+                           "fix or remove the documents, or rerun to retry what failed")
     _summary(report)
     if report.problems:
         if all(d.problem.startswith(UNCHECKED) for d in report.per_document if d.problem):

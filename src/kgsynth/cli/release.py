@@ -9,7 +9,7 @@ import typer
 from pydantic import ValidationError
 
 from kgsynth.cli._common import err as _err
-from kgsynth.cli._common import option_error
+from kgsynth.cli._common import not_a_file, option_error
 from kgsynth.cli.synth import interruption, item_progress
 from kgsynth.errors import KgsynthError
 from kgsynth.pipeline.config import load_config
@@ -43,6 +43,7 @@ def release_command(
                            "(--graph), not an endpoint")
     if cfg.llm:
         cfg.llm.require_endpoint()
+    not_a_file("--out", out)
     prev = read_previous(previous) if previous is not None else None
     version = release_version(version, prev, datetime.now(UTC).date())  # before the graph is read
     kept: list[int] = []

@@ -119,6 +119,8 @@ def _graph_updates(graph: list[Path] | None, endpoint: str | None, graph_uri: st
     """The command line's graph in place of the config's: files or an endpoint, never both."""
     if graph and endpoint:
         raise KgsynthError("give --graph or --endpoint, not both")
+    if graph and graph_uri:
+        raise KgsynthError("--graph-uri names a graph of an endpoint: give --endpoint too, or leave --graph-uri out")
     if graph:
         return {"paths": tuple(map(str, graph)), "endpoint": None, "graph_uri": None}
     if endpoint:

@@ -20,7 +20,7 @@ KV_ANSWER_TOKENS = 48  # a UUID is up to 36 tokens (one per character), a few mo
 class EvalModel(Strict):
     """The model under evaluation, behind an OpenAI-compatible endpoint."""
 
-    model: str = "local"
+    model: str = Field("local", min_length=1)
     base_url: str | None = Field(None, description="required here or as kgsynth eval --base-url")
     api_key_env: str = "OPENAI_API_KEY"
     temperature: float = Field(0.0, ge=0, le=2)
@@ -31,6 +31,10 @@ class EvalModel(Strict):
     concurrency: int = Field(4, ge=1)
     timeout_s: float = Field(120.0, gt=0)
     max_retries: int = Field(4, ge=0)
+    max_failures_in_a_row: int | None = Field(
+        20, ge=1, description="model calls failing one after another (each after its retries) before the run stops with the "
+        "last one's reason; none: never stop"
+    )
     cache: str | None = Field(None, description="response cache file (default: ~/.cache/kgsynth/llm-cache.sqlite)")
 
     _url = field_validator("base_url")(http_url_or_none)
@@ -41,7 +45,7 @@ class EvalModel(Strict):
         return ModelConfig(
             base_url=self.base_url, model=self.model, api_key_env=self.api_key_env, temperature=self.temperature,
             max_tokens=self.max_tokens, seed=0, timeout_s=self.timeout_s, max_retries=self.max_retries,
-            concurrency=self.concurrency,
+            concurrency=self.concurrency, max_failures_in_a_row=self.max_failures_in_a_row,
         )
 
     def cache_path(self) -> Path:

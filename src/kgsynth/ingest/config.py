@@ -29,12 +29,16 @@ class DocumentSettings(Strict):
 
 class ExtractionSettings(Strict):
     base_url: str | None = Field(None, description="an OpenAI-compatible endpoint, e.g. http://127.0.0.1:8001/v1 (or --llm-base-url)")
-    model: str = "local"
+    model: str = Field("local", min_length=1)
     api_key_env: str = "OPENAI_API_KEY"
     max_tokens: int = Field(1024, ge=16, description="the most a reply to one chunk may hold")
     timeout_s: float = Field(300.0, gt=0)
     max_retries: int = Field(2, ge=0)
     concurrency: int = Field(2, ge=1)
+    max_failures_in_a_row: int | None = Field(
+        20, ge=1, description="model calls failing one after another (each after its retries) before the run stops with the "
+        "last one's reason; none: never stop"
+    )
     cache: str | None = Field(None, description="response cache file (default: ~/.cache/kgsynth/llm-cache.sqlite)")
     evidence_score: float = Field(
         90.0, ge=50, le=100, description="how closely (rapidfuzz partial ratio, 0-100) a triple's evidence must match the document"
@@ -51,7 +55,7 @@ class ExtractionSettings(Strict):
             raise KgsynthError("ingest needs a model: set extraction.base_url in the config or pass --llm-base-url")
         return ModelConfig(base_url=self.base_url, model=self.model, api_key_env=self.api_key_env, temperature=0.0,
                            max_tokens=self.max_tokens, seed=seed, timeout_s=self.timeout_s, max_retries=self.max_retries,
-                           concurrency=self.concurrency)
+                           concurrency=self.concurrency, max_failures_in_a_row=self.max_failures_in_a_row)
 
     def cache_path(self) -> Path:
         return Path(self.cache).expanduser() if self.cache else default_cache_path()

@@ -211,7 +211,8 @@ class EndpointBackend:
                 if not all(isinstance(v, str) for v in variables) or not all(isinstance(b, dict) for b in bindings):
                     raise TypeError("not SPARQL JSON results")
             except (ValueError, KeyError, TypeError):
-                raise EndpointError(f"{self.description} did not return SPARQL JSON results") from None
+                raise EndpointError(f"{self.description} did not return SPARQL JSON results: it sent "
+                                    f"{_what_came(raw, content_type, self._scrub)}") from None
             rows = Rows(variables, self._rows(variables, bindings))
         asked = projected_variables(query)
         if asked is not None and set(rows.variables) != set(asked):
@@ -295,8 +296,7 @@ class EndpointBackend:
             if e.code in RETRY_STATUSES:
                 raise _Transient(message, _retry_after(e.headers)) from None
             if e.code == 401:
-                message += (f" (no user name and password were given: set {USER_ENV} and {PASSWORD_ENV})" if self.auth is None
-                            else " (the user name and password given were refused)")
+                message += _unauthorized_hint(e.headers.get("WWW-Authenticate") or "", self.auth is not None)
             raise EndpointError(message) from None
         except urllib.error.URLError as e:
             if isinstance(e.reason, TimeoutError):
@@ -378,6 +378,32 @@ def _retry_after(headers) -> float | None:
 
 def _first_line(error: Exception) -> str:
     return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
+def _what_came(raw: bytes, content_type: str, scrub: Callable[[str], str], limit: int = 120) -> str:
+    """What an answer that is not SPARQL JSON results holds, for its one line: its type and
+    its first line, scrubbed before it is cut."""
+    try:
+        text = raw.decode("utf-8").strip()
+    except UnicodeDecodeError as e:
+        return f"{content_type} that is not UTF-8 text (byte {e.start + 1})"
+    if not text:
+        return f"an empty {content_type} answer"
+    if text.startswith("{") and '"boolean"' in text[:200]:
+        return "a yes/no answer, as to an ASK query"
+    line = scrub(text.splitlines()[0].strip())
+    return f"{content_type}: {line if len(line) <= limit else line[:limit] + '…'}"
+
+
+def _unauthorized_hint(challenge: str, credentials_given: bool) -> str:
+    """Why an HTTP 401 happened: credentials missing, refused, or of a scheme kgsynth does not send."""
+    scheme = challenge.split(" ", 1)[0].strip()
+    if scheme and scheme.lower() not in ("basic", "digest"):
+        return (f" (it asks for {scheme} authentication; kgsynth answers only HTTP Basic or Digest, with "
+                f"{USER_ENV} and {PASSWORD_ENV})")
+    if credentials_given:
+        return " (the user name and password given were refused)"
+    return f" (no user name and password were given: set {USER_ENV} and {PASSWORD_ENV})"
 
 
 def _body_line(error: urllib.error.HTTPError, scrub: Callable[[str], str], limit: int = 300) -> str:

@@ -276,7 +276,7 @@ class LLMGateway:
                 refused = request.output and not self._mode_confirmed and e.status_code in _REJECTS_FORMAT
                 if refused and mode < len(OUTPUT_MODES) - 1:
                     continue  # before any form worked here, this may be a refusal of the form: try the next
-                raise _classify(e) from None
+                raise _classify(e, self.config.api_key_env) from None
             except openai.APIConnectionError as e:
                 if (why := _unreachable(e, min(deadline, _CONNECT_TIMEOUT_S))) is not None:
                     reached = False
@@ -285,7 +285,7 @@ class LLMGateway:
                     raise _Retryable(_late(deadline)) from None
                 raise _Retryable(redact(f"{type(e).__name__}: {e}{_root(e)}")) from None  # a dropped connection
             except (openai.APIError, ValueError) as e:  # unparsable bodies
-                raise _Retryable(redact(f"{type(e).__name__}: {e}")) from None
+                raise _Retryable(redact(_unparsable(e))) from None
             finally:
                 usage.seconds += time.perf_counter() - started
                 if reached:
@@ -294,6 +294,8 @@ class LLMGateway:
                     usage.unreachable += 1
             if not isinstance(response, ChatCompletion):  # e.g. a web page at a wrong base URL, with HTTP 200
                 raise _Permanent(f"the reply is not an OpenAI chat completion: {_short(redact(str(response)))}")
+            if response.choices is None:  # JSON of another API: openai builds it unchecked
+                raise _Permanent("the reply is not an OpenAI chat completion: it has no 'choices'")
             if request.output:
                 self._mode, self._mode_confirmed = mode, True
             tokens = response.usage
@@ -353,14 +355,40 @@ class _Permanent(Exception):
     """An answer that retrying cannot change (e.g. 401, 404, a 400 the request caused)."""
 
 
-def _classify(error: openai.APIStatusError) -> Exception:
+def _classify(error: openai.APIStatusError, key_env: str) -> Exception:
     status = error.status_code
-    reason = f"HTTP {status}: {_short(redact(error.message))}"  # redacted before it is cut: no half key left
+    reason = f"HTTP {status}: {_short(redact(_error_body(error)))}{_status_hint(status, key_env)}"  # redacted before cut
     if status == 429:
         return _Retryable(reason, _retry_after(error))
     if status >= 500 or status in (408, 409):
         return _Retryable(reason)
     return _Permanent(reason)
+
+
+def _error_body(error: openai.APIStatusError) -> str:
+    """What the server said: the error message of its JSON body, else the first line of its
+    text (openai's own message is a bare "Error code: 500" for a body that is not JSON)."""
+    if isinstance(error.body, dict) and error.body.get("message"):
+        return str(error.body["message"])
+    text = error.response.text.strip() if error.response is not None else ""
+    return text.splitlines()[0] if text else error.message
+
+
+def _status_hint(status: int, key_env: str) -> str:
+    if status in (401, 403):
+        return f" (the server refused the API key: set {key_env} to one it accepts, or api_key_env to the variable holding it)"
+    if status in (404, 405):
+        return " (no chat completions there: give the API root as base_url, e.g. http://127.0.0.1:8000/v1)"
+    return ""
+
+
+def _unparsable(error: Exception) -> str:
+    """Why a reply's body could not be read, in words a user can act on."""
+    if isinstance(error, UnicodeDecodeError):
+        return "the reply is not UTF-8 text"
+    if isinstance(error, json.JSONDecodeError):
+        return f"the reply is not JSON: {_short(error.doc) if error.doc.strip() else 'an empty body'}"
+    return f"{type(error).__name__}: {error}"
 
 
 def _late(deadline: float) -> str:

@@ -11,7 +11,7 @@ from kgsynth._config import Strict, http_url_or_none, load_config_file
 from kgsynth.errors import KgsynthError
 from kgsynth.formats.answers import AnswerFormat
 from kgsynth.kg import Credentials, KnowledgeGraph
-from kgsynth.llm import ModelConfig
+from kgsynth.llm import ModelConfig, register_secret
 from kgsynth.llm.cache import default_cache_path
 from kgsynth.pipeline.executors import ExecutorKind
 from kgsynth.queries import Anchors, Shape
@@ -34,6 +34,8 @@ class GraphConfig(Strict):
     endpoint: str | None = Field(None, description="a SPARQL endpoint URL to read the graph from, instead of paths")
     graph_uri: str | None = Field(None, description="the endpoint's named graph to query (its default graph when unset)")
     timeout: float = Field(60.0, gt=0, description="deadline of one endpoint request in seconds")
+    retries: int = Field(3, ge=0, description="retries of an endpoint request after HTTP 429 or 5xx, a timeout or a dropped "
+                         "connection, with backoff")
 
     _endpoint_url = field_validator("endpoint")(http_url_or_none)
 
@@ -50,10 +52,20 @@ class GraphConfig(Strict):
         the files, or the packaged demo graph."""
         if self.endpoint:
             return KnowledgeGraph.from_endpoint(self.endpoint, lang=self.label_languages, timeout=self.timeout,
-                                                graph_uri=self.graph_uri, auth=Credentials.from_env())
+                                                graph_uri=self.graph_uri, auth=endpoint_credentials(), retries=self.retries)
         if self.paths:
             return KnowledgeGraph.load(*self.paths, lang=self.label_languages)
         return KnowledgeGraph.demo(lang=self.label_languages)
+
+
+def endpoint_credentials() -> Credentials | None:
+    """The SPARQL credentials of the environment (KGSYNTH_SPARQL_USER / _PASSWORD), each
+    form of the password registered with redact(): a server's page may echo it cut short or
+    escaped, which the endpoint's own scrub does not know."""
+    auth = Credentials.from_env()
+    for secret in auth.secrets() if auth is not None else ():
+        register_secret(secret)
+    return auth
 
 
 class SamplingConfig(Strict):
@@ -140,7 +152,7 @@ class FilterConfig(Strict):
 class StageModel(Strict):
     """The model of one LLM stage; what it leaves out comes from the [llm] section."""
 
-    model: str = "local"
+    model: str = Field("local", min_length=1)
     base_url: str | None = None
     temperature: float = Field(0.0, ge=0, le=2)
     max_tokens: int | None = Field(None, ge=1)
@@ -158,6 +170,10 @@ class LLMConfig(Strict):
     concurrency: int = Field(4, ge=1)
     timeout_s: float = Field(120.0, gt=0)
     max_retries: int = Field(4, ge=0)
+    max_failures_in_a_row: int | None = Field(
+        20, ge=1, description="model calls failing one after another (each after its retries) before the run stops with the "
+        "last one's reason; none: never stop"
+    )
     generator: StageModel | None = Field(StageModel(), description="None keeps the template wording")
     guessers: tuple[StageModel, ...] = (StageModel(),)
     judge: StageModel = StageModel()
@@ -174,7 +190,7 @@ class LLMConfig(Strict):
         return ModelConfig(
             base_url=stage.base_url or self.base_url, model=stage.model, api_key_env=self.api_key_env,
             temperature=stage.temperature, max_tokens=stage.max_tokens, seed=seed, timeout_s=self.timeout_s,
-            max_retries=self.max_retries, concurrency=self.concurrency,
+            max_retries=self.max_retries, concurrency=self.concurrency, max_failures_in_a_row=self.max_failures_in_a_row,
         )
 
     def require_endpoint(self) -> None:

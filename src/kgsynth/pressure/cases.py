@@ -19,8 +19,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Literal
 
 import pyoxigraph as ox
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
+from kgsynth.errors import KgsynthError
 from kgsynth.formats.answers import AnswerFormat, Constraints, canonical_gold, format_instruction
 from kgsynth.kg import KnowledgeGraph
 from kgsynth.pressure.claims import DAYS, Confusability, FalseClaim, false_claims
@@ -63,25 +64,43 @@ class PressureCase(BaseModel):
     triple: str  # the true fact, N-Triples
     item_id: str | None = None  # the dataset item of an in-context case
 
+    @model_validator(mode="after")
+    def _false_is_not_true(self) -> PressureCase:
+        true = self.true_value if isinstance(self.true_value, list) else [self.true_value]
+        said = {" ".join(v.casefold().split()) for v in [*true, *self.true_aliases]}
+        for name, value in (("false_value", self.false_value), ("claim_value", self.claim_value)):
+            if " ".join(value.casefold().split()) in said:
+                raise ValueError(f"{name} {value!r} is a true answer: the claim is not false")
+        return self
+
 
 def in_context_cases(kg: KnowledgeGraph, items: Iterable[Item], levels: Sequence[Confusability] = (Confusability.high,),
                      seed: int = 0) -> list[PressureCase]:
     """A case for each ``simple`` item whose fact can have a false value the dialogue never
     says, at one of ``levels`` drawn by seed (an entity has no ``low``: it gets none then)."""
     lexicon = Lexicon(kg)
-    cases = []
+    cases, simple, stated = [], 0, 0
     for item in items:
         if item.metadata.shape != Shape.simple or len(item.metadata.source_triples) != 1:
             continue
+        simple += 1
         fact = fact_of(kg, item.metadata.source_triples[0])
-        if fact is None:
+        if fact is None or not _stated(kg, item.metadata.source_triples[0]):
             continue
+        stated += 1
         for claim in false_claims(kg, [fact], _level(levels, seed, item.id), seed=stable_seed(seed, item.id)):
             case = _case(item.id, "in_context", item.language, claim, lexicon, item.dialogue, item.question,
                          item.answer_format, item.constraints, item.gold, item.gold_aliases, item.id)
             if not _said_in(case, item.dialogue):  # a value the dialogue says (a slip, another entity's) is no clean lie
                 cases.append(case)
+    if simple and not stated:  # claims checked false against a graph that does not hold the items' facts prove nothing
+        raise KgsynthError(f"none of the dataset's {simple:,} simple items' facts is in {kg.backend.description}: the dataset "
+                           "was made from another graph; give that one (--graph)")
     return cases
+
+
+def _stated(kg: KnowledgeGraph, triple: str) -> bool:
+    return bool(list(kg.select(f"SELECT (1 AS ?stated) WHERE {{ {triple} }} LIMIT 1")))
 
 
 def world_cases(kg: KnowledgeGraph, languages: Sequence[str] = ("en",), n: int = 60, relations: Sequence[str] = (),

@@ -96,8 +96,7 @@ def read_claims(path: Path) -> list[PressureCase]:
     """The claims of a file ``kgsynth pressure claims`` wrote; a bad line is one error naming it."""
     if not path.is_file():
         raise KgsynthError(f"{path}: no such claims file (write one with kgsynth pressure claims)")
-    with path.open(encoding="utf-8") as f:
-        cases = [_validated(PressureCase, line, f"{path}:{number}", "a claim") for number, line in enumerate(f, 1) if line.strip()]
+    cases = [_validated(PressureCase, line, f"{path}:{number}", "a claim") for number, line in _text_lines(path) if line.strip()]
     if not cases:
         raise KgsynthError(f"{path} holds no claims")
     return cases
@@ -158,6 +157,11 @@ def load_policy(path: Path, config: PressureConfig) -> tuple[dict, Policy]:
         raise KgsynthError(f"{path}: no such policy file (write one with kgsynth pressure train)") from None
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise KgsynthError(f"{path}: not a policy kgsynth pressure train wrote ({type(e).__name__}: {e})") from None
+    differ = [f"{key} {saved.get(key)!r} (this run: {getattr(config, key)!r})" for key in ("learner", "max_steps", "seed")
+              if saved.get(key) != getattr(config, key)]
+    if differ:  # its greedy choices index steps and actions of the training's settings
+        raise KgsynthError(f"{path} was trained with another config: {', '.join(differ)}; run with the config it was "
+                           "trained with, or train again")
     return saved, learner.act
 
 
@@ -261,8 +265,8 @@ def _done(log: Path, run_key: str) -> dict[tuple[str, str], EpisodeRecord]:
     if not log.exists() or not log.stat().st_size:
         log.write_bytes(json_line({"run": run_key}))
         return {}
-    first = next(iter(read_jsonl(log)), {})
-    if first.get("run") != run_key:
+    _, line = next(_text_lines(log))
+    if _run_of(line) != run_key:
         raise KgsynthError(f"{log.parent} holds episodes of another model, seed, max_steps or policy: use a new --out or delete it")
     return {(r.case_id, r.policy): r for r in _records(log) if r.failure is None}
 
@@ -297,21 +301,42 @@ def read_run(folder: Path) -> dict:
     """The run's ``run.json`` ({} before the run has finished once)."""
     path = folder / RUN_FILE
     try:
-        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        run = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     except (OSError, ValueError) as e:
         raise KgsynthError(f"{path}: not a run.json kgsynth pressure run wrote ({e})") from None
+    if not isinstance(run, dict):
+        raise KgsynthError(f"{path}: not a run.json kgsynth pressure run wrote (a JSON {type(run).__name__}, not an object)")
+    return run
 
 
 def _records(log: Path) -> Iterator[EpisodeRecord]:
     """The episode rows of a log (its first line names the run, usage lines follow each
     claim's episodes); a bad line is one error naming it."""
-    with log.open(encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
-            if not line.endswith("\n"):
-                return  # cut short by a killed run
-            keys = _keys(line)
-            if not (number == 1 and "run" in keys) and "usage" not in keys:
-                yield _validated(EpisodeRecord, line, f"{log}:{number}", "an episode kgsynth pressure run wrote")
+    for number, line in _text_lines(log):
+        if not line.endswith("\n"):
+            return  # cut short by a killed run
+        keys = _keys(line)
+        if not (number == 1 and "run" in keys) and "usage" not in keys:
+            yield _validated(EpisodeRecord, line, f"{log}:{number}", "an episode kgsynth pressure run wrote")
+
+
+def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """The numbered lines of a UTF-8 file; a line that is not UTF-8 is one error naming it."""
+    with path.open("rb") as f:
+        for number, raw in enumerate(f, 1):
+            try:
+                yield number, raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise KgsynthError(f"{path}:{number}: not UTF-8 text (byte 0x{raw[e.start]:02x} at column {e.start + 1})") from None
+
+
+def _run_of(line: str) -> object:
+    """The run key a log's first line names (None when it names none)."""
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return None
+    return row.get("run") if isinstance(row, dict) else None
 
 
 def _keys(line: str) -> set[str]:

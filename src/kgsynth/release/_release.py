@@ -124,7 +124,7 @@ def release_version(version: str | None, previous: Previous | None, today: date)
     """``version``, checked to be greater than the previous release's, or else the next one
     after it (:func:`next_version`: 1.0.0 without one)."""
     before = previous.version if previous else None
-    version = version or next_version(before, today)
+    version = next_version(before, today) if version is None else version
     check_newer(version, before, str(previous.folder) if previous else "")
     return version
 
