@@ -281,7 +281,9 @@ def _about(triple: ProposedTriple | Triple) -> tuple[str, str]:
 
 
 def _count(result: ChunkResult, reply: LLMResult) -> None:
-    result.calls += reply.attempts if not reply.cached else 0
+    """Add what the reply cost, asked now or read from the cache: a run resumed after a kill
+    counts the chunks the killed run had asked as an uninterrupted run does."""
+    result.calls += reply.attempts
     result.prompt_tokens += reply.prompt_tokens
     result.completion_tokens += reply.completion_tokens
 

@@ -85,14 +85,18 @@ class SameAs(BaseModel):
     same_as: int
 
 
-def model_judge(gateway: LLMGateway) -> Judge:
-    """The judge that asks the model through the gateway (cached: a rerun asks nothing twice)."""
+def model_judge(gateway: LLMGateway, costs: Counter | None = None) -> Judge:
+    """The judge that asks the model through the gateway (cached: a rerun asks nothing twice);
+    ``costs`` adds up the calls and tokens its answers took, asked now or read from the cache."""
 
     def judge(questions: Sequence[SameEntityQuestion]) -> list[Pick]:
         try:
             replies = gateway.complete_all([Request(_same_messages(q), output=SameAs, stage=STAGE) for q in questions])
         except LLMUnreachableError as e:  # the names stay apart, each decision saying why; the graph is still written
             return [Pick(error=str(e)) for _ in questions]
+        if costs is not None:
+            costs.update(calls=sum(r.attempts for r in replies),
+                         tokens=sum(r.prompt_tokens + r.completion_tokens for r in replies))
         return [_pick(reply, len(q.candidates)) for q, reply in zip(questions, replies, strict=True)]
 
     return judge

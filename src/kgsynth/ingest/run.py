@@ -18,7 +18,6 @@ from kgsynth.ingest.config import IngestConfig
 from kgsynth.ingest.documents import Document, Problem, chunks, read_documents
 from kgsynth.ingest.extraction import PROMPT_VERSION, Checker, ChunkResult, extract_chunks
 from kgsynth.ingest.graph import FORMATS, DocumentFacts, Resolve, write_graph
-from kgsynth.ingest.resolution import STAGE as RESOLVE_STAGE
 from kgsynth.ingest.resolution import model_judge, resolve
 from kgsynth.ingest.wikidata import WikidataCheck
 from kgsynth.kg import EndpointBackend
@@ -37,7 +36,7 @@ class DocumentReport(BaseModel):
     rejected: dict[str, int] = Field(default_factory=dict)  # by check
     kept: int = 0
     cut_short: int = 0  # replies that did not parse, whose complete triples were used
-    calls: int = 0
+    calls: int = 0  # what its answers took, asked by this run or an earlier one (the cache's)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     problem: str | None = None  # why it was skipped, or which chunks failed (then redone on a rerun)
@@ -62,7 +61,7 @@ class IngestReport(BaseModel):
     calls: int
     prompt_tokens: int
     completion_tokens: int
-    resolution_calls: int = 0  # questions to the model whether two names are one entity (not counted per document)
+    resolution_calls: int = 0  # questions to the model whether two names are one entity (not counted per document), cached ones too
     resolution_tokens: int = 0
     per_document: list[DocumentReport]
 
@@ -101,6 +100,7 @@ class _LazyGateway:
 
     def __init__(self, config: IngestConfig):
         self.config, self.made = config, None
+        self.resolving: Counter = Counter()  # calls and tokens of the entity resolution's answers
 
     def __call__(self) -> LLMGateway:
         if self.made is None:
@@ -115,7 +115,7 @@ def _resolver(config: IngestConfig, gateway: _LazyGateway) -> Resolve:
     if not r.ask_model:
         return resolve
     embed = embedder(packaged_model_path("entity resolution")).encode if embeddings_installed() else None
-    return functools.partial(resolve, judge=lambda questions: model_judge(gateway())(questions), embed=embed, spelling=r.spelling_score,
+    return functools.partial(resolve, judge=lambda questions: model_judge(gateway(), gateway.resolving)(questions), embed=embed, spelling=r.spelling_score,
                    meaning=r.meaning_score)
 
 
@@ -203,15 +203,13 @@ def _finish(out: Path, config: IngestConfig, documents: list, reports: list[Docu
     rejected = Counter()
     for r in reports:
         rejected.update(r.rejected)
-    resolving = gateway.made.usage.get(RESOLVE_STAGE) if gateway.made else None
     report = IngestReport(
         graph=str(out), documents=len(documents), finished=len(finished), problems=sum(1 for r in reports if r.problem),
         chunks=sum(r.chunks for r in reports), proposed=sum(r.proposed for r in reports),
         rejected=dict(sorted(rejected.items())), kept=built.facts, cut_short=sum(r.cut_short for r in reports), statements=built.statements, merged=built.merged, entities=built.entities,
         relations=built.relations, contamination=built.contamination, dropped_known=built.dropped, calls=sum(r.calls for r in reports), prompt_tokens=sum(r.prompt_tokens for r in reports),
         completion_tokens=sum(r.completion_tokens for r in reports),
-        resolution_calls=resolving.calls if resolving else 0,
-        resolution_tokens=resolving.prompt_tokens + resolving.completion_tokens if resolving else 0, per_document=reports,
+        resolution_calls=gateway.resolving["calls"], resolution_tokens=gateway.resolving["tokens"], per_document=reports,
     )
     out.with_name(out.name + ".report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
     return report

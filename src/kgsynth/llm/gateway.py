@@ -54,7 +54,7 @@ from kgsynth.llm.redact import redact, redact_secrets, register_secret
 
 OUTPUT_MODES = ("json_schema", "json_object", "prompt")
 _REJECTS_FORMAT = (400, 422, 500, 501)  # how servers refuse a response_format they do not support
-_COSTS = ("prompt_tokens", "completion_tokens", "latency_s")
+_COSTS = ("prompt_tokens", "completion_tokens", "latency_s", "attempts")
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 _CONNECT_PAUSE_S = 0.25  # before trying an unreachable endpoint again (capped by backoff_s)
 _CONNECT_TIMEOUT_S = 10.0  # a TCP connection not made by then is not coming
@@ -89,7 +89,7 @@ class LLMResult(BaseModel):
     value: Any = None  # an instance of the request's output model
     error: str | None = None
     cached: bool = False
-    attempts: int = 0
+    attempts: int = 0  # requests sent for the reply (a cached one: those its first asking took)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0  # from the first attempt to the reply, retries included
@@ -211,7 +211,7 @@ class LLMGateway:
                 text, prompt_tokens, completion_tokens = await self._send(client, request, usage)
                 text = redact_secrets(text)  # a reply that repeats the key keeps it out of the cache and the outputs
                 costs = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                         "latency_s": round(time.perf_counter() - started, 3)}
+                         "latency_s": round(time.perf_counter() - started, 3), "attempts": attempts}
                 if self.cache is not None:  # every reply the server gave, parsed or not: a re-run asks nothing again
                     self.cache.put(key, {"text": text, **costs})
                 unparsed = text
