@@ -278,3 +278,18 @@ def test_a_class_said_before_a_name_with_the_is_said_once(demo_kg):
     for seed in range(20):
         said = _Writer(scenario, "en", random.Random(seed), ["x"] * len(scenario.facts))._introduction(True, True)
         assert "the product frying pan" in said and "the the" not in said.casefold()
+
+
+@pytest.mark.parametrize(("iri", "name"), [
+    ("http://dbpedia.org/resource/Kim_Dae-jung", "Kim Dae-jung"),
+    ("http://dbpedia.org/resource/the_Netherlands", "the Netherlands"),
+    ("http://x.example/S%C3%A3o_Paulo", "São Paulo"),
+    ("http://x.example/McDonald", "McDonald"),
+    ("http://x.example/iPhone", "iPhone"),
+    ("http://x.example/worksFor", "worksFor"),
+    ("http://x.example/ids#ORD-2024-00057", "ORD-2024-00057"),
+])
+def test_an_unlabelled_entity_is_named_as_a_person_writes_it(iri, name, tmp_path):
+    graph = tmp_path / "g.nt"
+    graph.write_text(f"<{iri}> <http://x.example/p> <http://x.example/o> .\n", encoding="utf-8")
+    assert KnowledgeGraph.load(graph).label(ox.NamedNode(iri)) == name

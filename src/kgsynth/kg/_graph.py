@@ -12,7 +12,7 @@ import pyoxigraph as ox
 from kgsynth.errors import GraphLoadError, KgsynthError
 from kgsynth.kg import _load
 from kgsynth.kg._backends import Backend, Credentials, EndpointBackend, OxigraphBackend, Rows
-from kgsynth.kg._terms import NUMERIC_TYPES, Term, bind_values, local_name, to_python
+from kgsynth.kg._terms import NUMERIC_TYPES, Term, bind_values, readable_name, to_python
 from kgsynth.kg.vocab import FACT_OBJECT, FACT_SUBJECT, KGS, LABEL_PATH, LABEL_PREDICATES
 
 if TYPE_CHECKING:
@@ -236,7 +236,8 @@ class KnowledgeGraph:
         return {row[0].value for row in rows}
 
     def pick_label(self, term: Term, labels: dict[str, str], lang: Sequence[str] | None = None) -> str:
-        """The label to show for ``term``: preferred language, else untagged, else any, else local name."""
+        """The label to show for ``term``: preferred language, else untagged, else any, else its
+        IRI's last segment made readable (:func:`readable_name`)."""
         if isinstance(term, ox.Literal):
             return term.value
         for code in (*(lang or self.lang), ""):
@@ -244,7 +245,7 @@ class KnowledgeGraph:
                 return labels[code]
         if labels:
             return labels[min(labels)]
-        return local_name(term.value) if isinstance(term, ox.NamedNode) else str(term)
+        return readable_name(term.value) if isinstance(term, ox.NamedNode) else str(term)
 
     def label(self, term: Term, lang: Sequence[str] | None = None) -> str:
         """The display label of one term (see :meth:`pick_label`)."""

@@ -115,6 +115,13 @@ def local_name(iri: str) -> str:
     return unquote(stripped) or iri
 
 
+def readable_name(iri: str) -> str:
+    """The IRI's last segment as a person writes a name: percent escapes decoded, underscores
+    as spaces ("Kim_Dae-jung" -> "Kim Dae-jung"). camelCase stays whole: "McDonald" and
+    "iPhone" are names too."""
+    return " ".join(local_name(iri).replace("_", " ").split()) or iri
+
+
 def values_block(variables: Sequence[str], rows: Iterable[Sequence[Term]]) -> str:
     """A SPARQL ``VALUES`` block; every term is serialised (and escaped) by pyoxigraph."""
     rows = list(rows)
