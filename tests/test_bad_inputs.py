@@ -955,6 +955,9 @@ case("release-config-binary", K, lambda c: release(c, "--config", c.file("r.toml
 K = "rules suggest"
 
 
+DATED = PREFIXES + "".join(f'ex:p{i} ex:birthDate "{year}-0{i + 3}-1{i}"^^xsd:date .\n' for i, year in enumerate((1911, 1957, 1988)))
+
+
 def rules(c: Ctx, *more: str, graph: str = H) -> list[str]:
     return ["rules", "suggest", graph, "--out", str(c.tmp / "rules.ttl"), "--min-entities", "1", *more]
 
@@ -976,7 +979,10 @@ case("rules-base-empty", K, lambda c: rules(c, "--base", ""), "--base '' is not 
 case("rules-out-is-a-folder", K, lambda c: ["rules", "suggest", H, "--out", c.folder("outdir")], "--out {tmp}/outdir is a folder")
 case("rules-out-under-a-file", K, lambda c: ["rules", "suggest", H, "--out", str(Path(c.file("existing_file.txt", "x")) / "r.ttl")],
      "{tmp}/existing_file.txt is a file, so nothing can be written under it")
-case("rules-out-in-proc", K, lambda c: ["rules", "suggest", H, "--out", "/proc/rules.ttl", "--min-entities", "1"], "/proc/rules.ttl")
+case("rules-out-in-proc", K, lambda c: ["rules", "suggest", c.file("g.ttl", DATED), "--out", "/proc/rules.ttl", "--min-entities", "1"],
+     "cannot write /proc/rules.ttl")
+case("rules-every-rule-left-out", K, lambda c: rules(c), "every rule of the rule library that covers 1 or more entities of the embedded "
+     "store of", "is left out: 'number of values: knows': 100% of its 1 answers are 2: a model would answer by guessing the usual value")
 case("rules-nan-values", K, lambda c: rules(c, graph=c.file("g.ttl", PREFIXES + "".join(
     f'ex:c{i} ex:area "NaN"^^xsd:double ; ex:population "{1000 + i}"^^xsd:integer .\n' for i in range(30)))),
      "no rule of the rule library applies", "(looked at 2 relations: area, population)")
@@ -1127,7 +1133,7 @@ case("config-empty-yaml", K, lambda c: [*conf(c, "", "c.yaml"), "--n", "4"], "wr
 case("seed-negative", K, lambda c: synth(c, "--n", "4", "--seed", "-1"), "wrote 2 items", code=0)
 case("model-prose-eval", K, lambda c: MODEL_COMMANDS["eval"](c, c.fakes.url("prose", "v1")), "accuracy 0.0%", "format valid 0.0%", code=0)
 case("model-prose-pressure-run", K, lambda c: MODEL_COMMANDS["pressure-run"](c, c.fakes.url("prose", "v1")), "farm: zero-turn 0.0%", code=0)
-case("rules-suggest-one-entity", K, lambda c: rules(c), "wrote 1 library rules to {tmp}/rules.ttl", code=0)
+case("rules-suggest-three-births", K, lambda c: rules(c, graph=c.file("g.ttl", DATED)), "wrote 2 library rules to {tmp}/rules.ttl", code=0)
 case("n-below-the-cells", K, lambda c: ["synth", "--graph", str(DEMO), "--n", "20", "--out", str(c.tmp / "o")], "re:note: n = 20 is below one item per cell",
      code=0, waits_on="lead")
 

@@ -48,6 +48,9 @@ def suggest_command(
     _write(out, suggestion.turtle(header))
     Console().print(_summary(suggestion, base))
     _err.print(f"wrote {len(suggestion.proposals):,} library rules to {out}")
+    if suggestion.left_out:
+        _err.print(f"  left out {len(suggestion.left_out):,} that would ask nothing worth asking (each with why in {out}), e.g. "
+                   f"{suggestion.left_out[0][0].label.en}: {suggestion.left_out[0][1]}")
 
 
 def _check_base(base: str) -> None:

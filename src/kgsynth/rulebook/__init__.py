@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from kgsynth.errors import KgsynthError
 from kgsynth.kg import KnowledgeGraph
 from kgsynth.rulebook._library import Library, Texts, load_library
-from kgsynth.rulebook._profile import main_classes, profile_relations, read_links, read_values
+from kgsynth.rulebook._profile import main_classes, nested_values, profile_relations, read_links, read_values, value_counts
 from kgsynth.rulebook._propose import Input, Proposal, events, propose
 from kgsynth.rulebook._recognise import Relation, derived_label, recognise_all
 from kgsynth.rulebook._turtle import DEFAULT_BASE, relation_labels, rule_iris, write_turtle
@@ -36,12 +36,13 @@ class Suggestion:
     iris: tuple[str, ...]  # each proposal's rule IRI
     relations: dict[str, Relation]  # every fact relation of the graph, by IRI
     classes: dict[str, str]  # the main class of the subjects of each relation a rule reads first
+    left_out: tuple[tuple[Proposal, str], ...] = ()  # rules that cover enough entities but ask nothing worth asking, and why
 
     def turtle(self, header: str) -> str:
         """The rules as Turtle, with labels for the unlabelled relations they read."""
         read = {iri for p in self.proposals for i in p.inputs for iri in (i.relation, i.via) if iri is not None}
         labels = relation_labels(self.relations[iri] for iri in sorted(read))
-        return write_turtle(list(self.proposals), list(self.iris), labels, self.classes, header)
+        return write_turtle(list(self.proposals), list(self.iris), labels, self.classes, header, self.left_out)
 
 
 def suggest(kg: KnowledgeGraph, min_entities: int = 20, base: str = DEFAULT_BASE) -> Suggestion:
@@ -56,17 +57,45 @@ def suggest(kg: KnowledgeGraph, min_entities: int = 20, base: str = DEFAULT_BASE
     readable = [r.iri for r in relations if r.temporal or r.unit is not None or r.concept is not None]
     dated = [r.iri for r in events(relations)]
     links = read_links(kg, dated, (r.iri for r in relations))
-    candidates = propose(relations, read_values(kg, readable), links, library)
-    proposals = [p for p in candidates if p.coverage >= min_entities]
+    counts = value_counts(kg, [r.iri for r in relations if r.profile.multi > 0], library.member_range)
+    candidates = propose(relations, read_values(kg, readable), links, counts, library)
+    enough = [p for p in candidates if p.coverage >= min_entities]
+    nested = nested_values(kg, [p.named[0] for p in enough if p.operation == "Count"], [r.iri for r in relations if r.containment])
+    by_iri = {r.iri: r for r in relations}
+    proposals, left_out = [], []
+    for proposal in enough:
+        why = _not_worth_asking(proposal, by_iri, nested, library)
+        (left_out.append((proposal, why)) if why else proposals.append(proposal))
     if not proposals:
-        raise KgsynthError(_nothing_to_propose(kg, relations, candidates, min_entities, library))
-    return Suggestion(proposals=tuple(proposals), iris=tuple(rule_iris(proposals, base)),
-                      relations={r.iri: r for r in relations},
-                      classes=main_classes(kg, {p.about for p in proposals}))
+        raise KgsynthError(_nothing_to_propose(kg, relations, candidates, min_entities, library, left_out))
+    return Suggestion(proposals=tuple(proposals), iris=tuple(rule_iris(proposals, base)), relations=by_iri,
+                      classes=main_classes(kg, {p.about for p in proposals}), left_out=tuple(left_out))
+
+
+def _not_worth_asking(proposal: Proposal, relations: dict[str, Relation], nested: dict[str, int], library: Library) -> str | None:
+    """Why a rule that covers enough entities is left out, or None: a count of values that
+    contain each other, or answers mostly one value (a yes/no rule is exempt: synthesis
+    balances its yes and no)."""
+    if proposal.operation == "Count":
+        profile = relations[proposal.named[0]].profile
+        several = profile.subjects - profile.single
+        if several and nested.get(profile.iri, 0) >= library.nested_share * several:
+            return (f"its values contain each other (as a city and its country do) for {nested[profile.iri] / several:.0%} "
+                    f"of the {several:,} entities with several: the count would count the graph's modelling")
+    usual = proposal.usual_answer()
+    if usual is not None and not isinstance(usual[0], bool) and usual[1] > library.one_answer_share:
+        return (f"{usual[1]:.0%} of its {sum(proposal.answers.values()):,} answers are {usual[0]}: "
+                "a model would answer by guessing the usual value")
+    return None
 
 
 def _nothing_to_propose(kg: KnowledgeGraph, relations: list[Relation], candidates: list[Proposal],
-                        min_entities: int, library: Library) -> str:
+                        min_entities: int, library: Library, left_out: list[tuple[Proposal, str]]) -> str:
+    if left_out:
+        proposal, why = left_out[0]
+        more = f" (and {len(left_out) - 1:,} more)" if len(left_out) > 1 else ""
+        return (f"every rule of the rule library that covers {min_entities:,} or more entities of the "
+                f"{kg.backend.description} is left out: {proposal.label.en!r}: {why}{more}")
     if candidates:
         best = max(candidates, key=lambda p: (p.coverage, p.label.en))
         return (f"no rule of the rule library covers {min_entities:,} or more entities of the {kg.backend.description} "

@@ -141,6 +141,9 @@ class Library(Strict):
     member_range: tuple[int, int]
     order_share: float
     nonzero_share: float
+    one_answer_share: float
+    nested_share: float
+    containment_keywords: tuple[str, ...]
     bridge_share: float
     birth_concept: str
     via_label: Texts

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from itertools import permutations
 
@@ -52,6 +52,15 @@ class Proposal:
     parameters: tuple[tuple[str, Decimal | int | str], ...]  # kgs: term -> value
     coverage: int
     note: str | None = None  # why it applies, for the comment above it
+    answers: Counter | None = field(default=None, compare=False)  # the engine's answer -> entities, where known
+
+    def usual_answer(self) -> tuple[Hashable, float] | None:
+        """The most frequent answer and its share of the covered entities (None where the
+        answers are not known)."""
+        if not self.answers:
+            return None
+        value, n = min(self.answers.items(), key=lambda kv: (-kv[1], str(kv[0])))
+        return value, n / sum(self.answers.values())
 
     @property
     def about(self) -> str:
@@ -59,12 +68,14 @@ class Proposal:
         return next((i.via for i in self.inputs if i.via is not None), self.named[0])
 
 
-def propose(relations: list[Relation], values: Values, links: Links, library: Library) -> list[Proposal]:
-    """Every library rule that covers at least one entity, in the file's order."""
+def propose(relations: list[Relation], values: Values, links: Links, counts: Mapping[str, Counter],
+            library: Library) -> list[Proposal]:
+    """Every library rule that covers at least one entity, in the file's order (``counts``:
+    per relation, how many entities have each number of its values)."""
     return [*calendar_rules(relations, values, library), *years_between_rules(relations, values, library),
             *one_hop_rules(relations, values, links, library),
             *conversion_rules(relations, values, library), *ratio_rules(relations, values, library),
-            *aggregate_rules(relations, library)]
+            *aggregate_rules(relations, counts, library)]
 
 
 def _single(values: Values, relation: str, read: Callable) -> dict:
@@ -125,12 +136,12 @@ def calendar_rules(relations: list[Relation], values: Values, library: Library) 
     for relation in (r for r in relations if r.temporal):
         moments = _single(values, relation.iri, when)
         for rule in library.calendar:
-            answers = [a for m in moments.values() if (a := _CALENDAR[rule.operation](m)) is not None]
-            if len(set(answers)) >= 2:
-                yield _calendar_rule(rule, relation, len(answers))
+            answers = Counter(a for m in moments.values() if (a := _CALENDAR[rule.operation](m)) is not None)
+            if len(answers) >= 2:
+                yield _calendar_rule(rule, relation, answers)
 
 
-def _calendar_rule(rule: CalendarRule, relation: Relation, coverage: int) -> Proposal:
+def _calendar_rule(rule: CalendarRule, relation: Relation, answers: Counter) -> Proposal:
     event = relation.concept.event if relation.concept is not None else None
     if event is None:
         question = rule.year_question if relation.holds_years and rule.year_question else rule.question
@@ -138,7 +149,8 @@ def _calendar_rule(rule: CalendarRule, relation: Relation, coverage: int) -> Pro
         question = _fill(rule.event_question, en={"when": event.when, "stated": event.stated}, ru={"event": event.ru})
     return Proposal(family="calendar", kind="Calendar", operation=rule.operation, name=f"{rule.slug}-of-{{}}",
                     named=(relation.iri,), inputs=(Input("date", relation.iri),), label=_named(rule.label, (relation,)),
-                    statement=rule.statement, question=question, source=rule.source, parameters=(), coverage=coverage)
+                    statement=rule.statement, question=question, source=rule.source, parameters=(),
+                    coverage=sum(answers.values()), answers=answers)
 
 
 # ---------------------------------------------------------------------------- years between
@@ -161,11 +173,13 @@ class _PairCount:
     answered: int = 0  # ... where the end is not before the start
     nonzero: int = 0  # ... and at least a year apart
     dates: int = 0  # ... answered from two full dates
+    years: Counter = field(default_factory=Counter)  # the answers
 
     def add(self, start: Moment, end: Moment) -> None:
         self.both += 1
         years = _years_between(start, end)
         if years is not None:
+            self.years[years] += 1
             self.answered += 1
             self.nonzero += years > 0
             self.dates += isinstance(start, dt.date) and isinstance(end, dt.date)
@@ -225,7 +239,7 @@ def _years_rule(library: Library, start: Relation, end: Relation, span: str | No
                     name=f"{rule.slug}-from-{{}}-to-{{}}", named=(start.iri, end.iri),
                     inputs=(Input("start", start.iri), Input("end", end.iri)),
                     label=_named(rule.label, (start, end)), statement=wording.statement, question=wording.question,
-                    source=rule.source, parameters=(), coverage=count.answered, note=note)
+                    source=rule.source, parameters=(), coverage=count.answered, note=note, answers=count.years)
 
 
 # ---------------------------------------------------------------------------- one hop
@@ -310,7 +324,7 @@ def _one_hop_rule(library: Library, rule: OneHopRule, link: Relation, start: Rel
                    for role, r in (("start", start), ("end", end)))
     return Proposal(family="one hop", kind="Interval", operation="YearsBetween", name=name, named=named,
                     inputs=inputs, label=label, statement=wording.statement, question=question, source=rule.source,
-                    parameters=(), coverage=count.answered, note=f"{why}; {single}")
+                    parameters=(), coverage=count.answered, note=f"{why}; {single}", answers=count.years)
 
 
 # ---------------------------------------------------------------------------- quantities
@@ -356,9 +370,10 @@ def ratio_rules(relations: list[Relation], values: Values, library: Library) -> 
 
 
 # ---------------------------------------------------------------------------- aggregates
-def aggregate_rules(relations: list[Relation], library: Library) -> Iterator[Proposal]:
+def aggregate_rules(relations: list[Relation], counts: Mapping[str, Counter], library: Library) -> Iterator[Proposal]:
     """Count over any multi-valued relation (not of language-tagged texts: names and notes);
-    Total and Maximum over numbers; Earliest over dates and years."""
+    Total and Maximum over numbers; Earliest over dates and years. A count's answers are the
+    numbers of values (``counts``)."""
     low, high = library.member_range
     fits = {
         "any": lambda r: r.profile.share([RDF + "langString"]) < MOSTLY,
@@ -371,4 +386,5 @@ def aggregate_rules(relations: list[Relation], library: Library) -> Iterator[Pro
                            named=(relation.iri,), inputs=(Input("member", relation.iri, "All"),),
                            label=_named(rule.label, (relation,)), statement=rule.statement, question=rule.question,
                            source=rule.source, parameters=(), coverage=relation.profile.multi,
-                           note=f"entities with {low} to {high} values")
+                           note=f"entities with {low} to {high} values",
+                           answers=counts.get(relation.iri) if rule.operation == "Count" else None)

@@ -55,6 +55,7 @@ class Relation:
     unit_reason: str | None  # how the unit was found, for the rule's comment
     temporal: bool  # its values are dates or years
     numeric: bool
+    containment: bool = False  # its name says its subject holds its object or is held by it (a city's country)
 
     @property
     def iri(self) -> str:
@@ -107,8 +108,11 @@ def _recognise(profile: RelationProfile, library: Library, aliases: list[tuple[s
     # (not "icd_9_cm_classification.code", whose "cm" is a clinical modification)
     unit_texts = (*texts[:-1], words(name.rsplit(".", 1)[-1]))
     unit, reason = _unit(profile, unit_texts, library, aliases) if numeric and not temporal else (None, None)
+    # a long label ("location country form of government") spells where the relation is filed, not what it is
+    own = (*(words(label) for label in profile.labels.values() if len(label.split()) <= 3), words(name.rsplit(".", 1)[-1]))
+    containment = profile.share([None]) >= MOSTLY and any(has_phrase(t, k) for t in own for k in library.containment_keywords)
     return Relation(profile=profile, concept=concept, unit=unit, unit_reason=reason, temporal=temporal,
-                    numeric=numeric)
+                    numeric=numeric, containment=containment)
 
 
 def _is_about(iri: str, texts: tuple[str, ...], concept: Concept) -> bool:

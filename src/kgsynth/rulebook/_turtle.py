@@ -4,7 +4,7 @@ labels for the unlabelled relations the rules read; the same graph gives the sam
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 
 import pyoxigraph as ox
@@ -42,11 +42,15 @@ def rule_iris(proposals: list[Proposal], base: str) -> list[str]:
 
 
 def write_turtle(proposals: list[Proposal], iris: list[str], labels: Mapping[str, Texts | str],
-                 classes: Mapping[str, str], header: str) -> str:
+                 classes: Mapping[str, str], header: str, left_out: Sequence[tuple[Proposal, str]] = ()) -> str:
     """The rules file: ``labels`` are written for relations that have none (a Texts, or an
-    English label alone), ``classes`` name the main class of a relation's subjects."""
-    lines = [*(f"# {line}".rstrip() for line in header.splitlines()), "",
-             f"@prefix kgs: <{KGS}> .", f"@prefix rdfs: <{RDFS}> .", f"@prefix xsd: <{XSD}> .", ""]
+    English label alone), ``classes`` name the main class of a relation's subjects;
+    ``left_out`` rules are listed in comments with why."""
+    lines = [*(f"# {line}".rstrip() for line in header.splitlines()), ""]
+    if left_out:
+        lines += ["# Left out, though they cover enough entities:"]
+        lines += [f"#   {proposal.label.en}: {why}" for proposal, why in left_out] + [""]
+    lines += [f"@prefix kgs: <{KGS}> .", f"@prefix rdfs: <{RDFS}> .", f"@prefix xsd: <{XSD}> .", ""]
     if labels:
         lines += ["# Labels for the relations these rules read, which have none in the graph.", ""]
         lines += [f"{_iri(iri)} rdfs:label {_texts(label)} ." for iri, label in sorted(labels.items())]
