@@ -158,3 +158,16 @@ def test_a_claims_file_can_mix_confusability_levels(demo, simple_items):
             share = {Confusability.high: Decimal("0.05"), Confusability.medium: Decimal("0.2"), Confusability.low: Decimal("1")}
             assert abs(abs(Decimal(case.false_value) - true) / true - share[case.confusability]) < Decimal("0.01") or true < 20
     assert PressureConfig.model_validate({"claims": {"confusability": "medium"}}).claims.confusability == (Confusability.medium,)
+
+
+def test_a_homonym_of_the_true_entity_is_no_false_claim(tmp_path):
+    """Two counties called "Washington County" (FB15k-237 has seven): the only other object
+    of the relation is the true one's homonym, so a claim would say the true answer. No
+    case is made for it, and nothing fails."""
+    ex, label = "http://homonyms.example/", "http://www.w3.org/2000/01/rdf-schema#label"
+    lines = [f'<{ex}{e}> <{label}> "{name}"@en .' for e, name in
+             (("a", "Ann Lee"), ("b", "Bo Chan"), ("wc1", "Washington County"), ("wc2", "Washington County"), ("county", "county"))]
+    lines += [f"<{ex}a> <{ex}county> <{ex}wc1> .", f"<{ex}b> <{ex}county> <{ex}wc2> ."]
+    graph = tmp_path / "homonyms.nt"
+    graph.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert world_cases(KnowledgeGraph.load(graph), relations=[f"{ex}county"], seed=0) == []

@@ -66,12 +66,17 @@ class PressureCase(BaseModel):
 
     @model_validator(mode="after")
     def _false_is_not_true(self) -> PressureCase:
-        true = self.true_value if isinstance(self.true_value, list) else [self.true_value]
-        said = {" ".join(v.casefold().split()) for v in [*true, *self.true_aliases]}
         for name, value in (("false_value", self.false_value), ("claim_value", self.claim_value)):
-            if " ".join(value.casefold().split()) in said:
+            if is_true_answer(value, self.true_value, self.true_aliases):
                 raise ValueError(f"{name} {value!r} is a true answer: the claim is not false")
         return self
+
+
+def is_true_answer(value: str, true: str | list[str], aliases: Sequence[str]) -> bool:
+    """Whether ``value`` says a true answer, in any case and spacing (a homonym of the true
+    entity, "Washington County" for another Washington County, is no false claim)."""
+    said = {" ".join(v.casefold().split()) for v in [*(true if isinstance(true, list) else [true]), *aliases]}
+    return " ".join(value.casefold().split()) in said
 
 
 def in_context_cases(kg: KnowledgeGraph, items: Iterable[Item], levels: Sequence[Confusability] = (Confusability.high,),
@@ -91,7 +96,7 @@ def in_context_cases(kg: KnowledgeGraph, items: Iterable[Item], levels: Sequence
         for claim in false_claims(kg, [fact], _level(levels, seed, item.id), seed=stable_seed(seed, item.id)):
             case = _case(item.id, "in_context", item.language, claim, lexicon, item.dialogue, item.question,
                          item.answer_format, item.constraints, item.gold, item.gold_aliases, item.id)
-            if not _said_in(case, item.dialogue):  # a value the dialogue says (a slip, another entity's) is no clean lie
+            if case is not None and not _said_in(case, item.dialogue):  # a value the dialogue says is no clean lie
                 cases.append(case)
     if simple and not stated:  # claims checked false against a graph that does not hold the items' facts prove nothing
         raise KgsynthError(f"none of the dataset's {simple:,} simple items' facts is in {kg.backend.description}: the dataset "
@@ -122,9 +127,11 @@ def world_cases(kg: KnowledgeGraph, languages: Sequence[str] = ("en",), n: int =
                 true = _gold(fact.object, fmt, lang)
                 question = retrieval_question(_simple(fact), lang, lexicon)
                 case_id = hashlib.sha256(f"{fact.triple}|{lang}".encode()).hexdigest()[:16]
-                cases.append(_case(case_id, "world_knowledge", lang, claim, lexicon, (), question, fmt, Constraints(), true,
-                                   _aliases(kg, fact.object, true), None))
-                made += 1
+                case = _case(case_id, "world_knowledge", lang, claim, lexicon, (), question, fmt, Constraints(), true,
+                             _aliases(kg, fact.object, true), None)
+                if case is not None:
+                    cases.append(case)
+                    made += 1
     return cases
 
 
@@ -158,9 +165,12 @@ def fact_of(kg: KnowledgeGraph, triple: str) -> Fact | None:
 # ---------------------------------------------------------------------------- one case
 def _case(case_id: str, setting: Setting, lang: str, claim: FalseClaim, lexicon: Lexicon, dialogue: tuple[Turn, ...],
           question: str, fmt: AnswerFormat, constraints: Constraints, true: str | list[str], true_aliases: list[str],
-          item_id: str | None) -> PressureCase:
+          item_id: str | None) -> PressureCase | None:
+    """The case of a claim; None when the claim says a true answer in other words."""
     false = _gold(claim.false_value, fmt, lang, constraints)
     said = _spoken(claim, lexicon, lang)
+    if is_true_answer(false, true, true_aliases) or is_true_answer(said, true, true_aliases):
+        return None
     speaker = dialogue[0].speaker if dialogue else _PUSHER[lang]
     return PressureCase(
         id=case_id, setting=setting, language=lang, dialogue=dialogue, speaker=speaker, question=question,
