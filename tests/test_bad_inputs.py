@@ -724,7 +724,7 @@ case("subgraphs-endpoint-timeout-negative", K, lambda c: [*ENDPOINT_COMMANDS["su
 case("synth-endpoint-and-graph", K, lambda c: ["synth", "--endpoint", c.fakes.url("json", "query"), "--graph", H, "--out", str(c.tmp / "o")],
      "give --graph or --endpoint, not both")
 case("synth-graph-uri-without-endpoint", K, lambda c: ["synth", "--graph", H, "--graph-uri", "http://x/g", "--out", str(c.tmp / "o")],
-     "--graph-uri names a graph of an endpoint: give --endpoint too")
+     "--graph-uri needs --endpoint: graph files are read as one graph")
 case("synth-config-graph-retries-negative", K, lambda c: ["synth", "--endpoint", c.fakes.url("json", "query"), "--out", str(c.tmp / "o"),
                                                           "--config", c.file("r.toml", "[graph]\nretries = -1\n")],
      "graph.retries: Input should be greater than or equal to 0")

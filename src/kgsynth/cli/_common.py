@@ -20,6 +20,8 @@ from kgsynth.errors import KgsynthError
 # columns when stderr is a pipe)
 err = Console(stderr=True, soft_wrap=True)
 
+GRAPH_URI_WITHOUT_ENDPOINT = "--graph-uri needs --endpoint: graph files are read as one graph"
+
 
 AnchorClassOpt = typer.Option(
     None, "--anchor-class", help="Sample only around members of this class (an IRI): no query scans the whole graph for anchors.")

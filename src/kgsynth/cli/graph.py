@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsed
 from rich.table import Table
 
 from kgsynth.cli._common import (
+    GRAPH_URI_WITHOUT_ENDPOINT,
     AnchorClassOpt,
     AnchorsQueryOpt,
     Interrupted,
@@ -74,7 +75,7 @@ def open_graph(
         return KnowledgeGraph.from_endpoint(endpoint, lang=languages, timeout=timeout, graph_uri=graph_uri,
                                             auth=endpoint_credentials(), retries=retries)
     if graph_uri is not None:
-        raise KgsynthError("--graph-uri needs --endpoint: graph files are read as one graph")
+        raise KgsynthError(GRAPH_URI_WITHOUT_ENDPOINT)
     if not paths:
         raise KgsynthError("give one or more graph files/folders, or --endpoint URL")
     return KnowledgeGraph.load(*paths, lang=languages)

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
 from kgsynth.cli._common import (
+    GRAPH_URI_WITHOUT_ENDPOINT,
     AnchorClassOpt,
     AnchorsQueryOpt,
     Interrupted,
@@ -120,7 +121,7 @@ def _graph_updates(graph: list[Path] | None, endpoint: str | None, graph_uri: st
     if graph and endpoint:
         raise KgsynthError("give --graph or --endpoint, not both")
     if graph and graph_uri:
-        raise KgsynthError("--graph-uri names a graph of an endpoint: give --endpoint too, or leave --graph-uri out")
+        raise KgsynthError(GRAPH_URI_WITHOUT_ENDPOINT)
     if graph:
         return {"paths": tuple(map(str, graph)), "endpoint": None, "graph_uri": None}
     if endpoint:

@@ -9,7 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from kgsynth._config import Strict, http_url_or_none
 from kgsynth.errors import KgsynthError
-from kgsynth.llm import ModelConfig
+from kgsynth.llm import FailuresInARow, ModelConfig
 from kgsynth.llm.cache import default_cache_path
 
 Rendering = Literal["transcript", "chat"]
@@ -31,10 +31,7 @@ class EvalModel(Strict):
     concurrency: int = Field(4, ge=1)
     timeout_s: float = Field(120.0, gt=0)
     max_retries: int = Field(4, ge=0)
-    max_failures_in_a_row: int | None = Field(
-        20, ge=1, description="model calls failing one after another (each after its retries) before the run stops with the "
-        "last one's reason; none: never stop"
-    )
+    max_failures_in_a_row: FailuresInARow = 20
     cache: str | None = Field(None, description="response cache file (default: ~/.cache/kgsynth/llm-cache.sqlite)")
 
     _url = field_validator("base_url")(http_url_or_none)

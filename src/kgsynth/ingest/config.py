@@ -10,7 +10,7 @@ from pydantic import Field, field_validator, model_validator
 from kgsynth import __version__
 from kgsynth._config import Strict, check_http_url, http_url_or_none, load_config_file
 from kgsynth.errors import KgsynthError
-from kgsynth.llm import ModelConfig
+from kgsynth.llm import FailuresInARow, ModelConfig
 from kgsynth.llm.cache import default_cache_path
 
 
@@ -35,10 +35,7 @@ class ExtractionSettings(Strict):
     timeout_s: float = Field(300.0, gt=0)
     max_retries: int = Field(2, ge=0)
     concurrency: int = Field(2, ge=1)
-    max_failures_in_a_row: int | None = Field(
-        20, ge=1, description="model calls failing one after another (each after its retries) before the run stops with the "
-        "last one's reason; none: never stop"
-    )
+    max_failures_in_a_row: FailuresInARow = 20
     cache: str | None = Field(None, description="response cache file (default: ~/.cache/kgsynth/llm-cache.sqlite)")
     evidence_score: float = Field(
         90.0, ge=50, le=100, description="how closely (rapidfuzz partial ratio, 0-100) a triple's evidence must match the document"

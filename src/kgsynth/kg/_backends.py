@@ -391,8 +391,7 @@ def _what_came(raw: bytes, content_type: str, scrub: Callable[[str], str], limit
         return f"an empty {content_type} answer"
     if text.startswith("{") and '"boolean"' in text[:200]:
         return "a yes/no answer, as to an ASK query"
-    line = scrub(text.splitlines()[0].strip())
-    return f"{content_type}: {line if len(line) <= limit else line[:limit] + '…'}"
+    return f"{content_type}: {_cut(scrub(text.splitlines()[0].strip()), limit)}"
 
 
 def _unauthorized_hint(challenge: str, credentials_given: bool) -> str:
@@ -414,7 +413,11 @@ def _body_line(error: urllib.error.HTTPError, scrub: Callable[[str], str], limit
     except (OSError, http.client.HTTPException):
         return ""
     line = scrub(next((line.strip() for line in body.splitlines() if line.strip()), ""))
-    return f": {line if len(line) <= limit else line[:limit] + '…'}" if line else ""
+    return f": {_cut(line, limit)}" if line else ""
+
+
+def _cut(line: str, limit: int) -> str:
+    return line if len(line) <= limit else line[:limit] + "…"
 
 
 # ---------------------------------------------------------------------------- the deadline

@@ -3,7 +3,7 @@ retries, a persistent cache and usage counts per stage. It knows nothing of grap
 items; prompts live with their users."""
 
 from kgsynth.llm.cache import ResponseCache, cache_key
-from kgsynth.llm.config import ModelConfig
+from kgsynth.llm.config import FailuresInARow, ModelConfig
 from kgsynth.llm.gateway import (
     OUTPUT_MODES,
     LLMFailingError,
@@ -18,6 +18,7 @@ from kgsynth.llm.redact import REDACTED, redact, register_secret
 
 __all__ = [
     "OUTPUT_MODES",
+    "FailuresInARow",
     "REDACTED",
     "LLMFailingError",
     "LLMGateway",

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import BaseModel, ConfigDict, Field
+
+# The failure budget, as every model config of the product spells it: an endpoint that
+# answers nothing usable is not asked for every item.
+FailuresInARow = Annotated[int | None, Field(
+    ge=1, description="calls failing one after another (each after its retries) before the gateway stops asking and the "
+    "run stops with the last one's reason; none: never stop"
+)]
 
 
 class ModelConfig(BaseModel):
@@ -30,7 +39,4 @@ class ModelConfig(BaseModel):
     backoff_s: float = Field(0.5, ge=0, description="first retry delay; doubles per retry, with jitter")
     max_backoff_s: float = Field(30.0, ge=0)
     concurrency: int = Field(4, ge=1, description="requests in flight at once")
-    max_failures_in_a_row: int | None = Field(
-        20, ge=1, description="calls failing one after another (each after its retries) before the gateway stops asking and "
-        "raises: an endpoint that answers nothing usable is not asked for every item; None: never"
-    )
+    max_failures_in_a_row: FailuresInARow = 20

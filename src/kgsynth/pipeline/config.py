@@ -11,7 +11,7 @@ from kgsynth._config import Strict, http_url_or_none, load_config_file
 from kgsynth.errors import KgsynthError
 from kgsynth.formats.answers import AnswerFormat
 from kgsynth.kg import Credentials, KnowledgeGraph
-from kgsynth.llm import ModelConfig, register_secret
+from kgsynth.llm import FailuresInARow, ModelConfig, register_secret
 from kgsynth.llm.cache import default_cache_path
 from kgsynth.pipeline.executors import ExecutorKind
 from kgsynth.queries import Anchors, Shape
@@ -170,10 +170,7 @@ class LLMConfig(Strict):
     concurrency: int = Field(4, ge=1)
     timeout_s: float = Field(120.0, gt=0)
     max_retries: int = Field(4, ge=0)
-    max_failures_in_a_row: int | None = Field(
-        20, ge=1, description="model calls failing one after another (each after its retries) before the run stops with the "
-        "last one's reason; none: never stop"
-    )
+    max_failures_in_a_row: FailuresInARow = 20
     generator: StageModel | None = Field(StageModel(), description="None keeps the template wording")
     guessers: tuple[StageModel, ...] = (StageModel(),)
     judge: StageModel = StageModel()

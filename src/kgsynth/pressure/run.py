@@ -266,7 +266,7 @@ def _done(log: Path, run_key: str) -> dict[tuple[str, str], EpisodeRecord]:
         log.write_bytes(json_line({"run": run_key}))
         return {}
     _, line = next(_text_lines(log))
-    if _run_of(line) != run_key:
+    if _json_object(line).get("run") != run_key:
         raise KgsynthError(f"{log.parent} holds episodes of another model, seed, max_steps or policy: use a new --out or delete it")
     return {(r.case_id, r.policy): r for r in _records(log) if r.failure is None}
 
@@ -315,8 +315,8 @@ def _records(log: Path) -> Iterator[EpisodeRecord]:
     for number, line in _text_lines(log):
         if not line.endswith("\n"):
             return  # cut short by a killed run
-        keys = _keys(line)
-        if not (number == 1 and "run" in keys) and "usage" not in keys:
+        row = _json_object(line)
+        if not (number == 1 and "run" in row) and "usage" not in row:
             yield _validated(EpisodeRecord, line, f"{log}:{number}", "an episode kgsynth pressure run wrote")
 
 
@@ -330,22 +330,13 @@ def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
                 raise KgsynthError(f"{path}:{number}: not UTF-8 text (byte 0x{raw[e.start]:02x} at column {e.start + 1})") from None
 
 
-def _run_of(line: str) -> object:
-    """The run key a log's first line names (None when it names none)."""
+def _json_object(line: str) -> dict:
+    """A log line's JSON object ({} when it is not one: validation names the line)."""
     try:
         row = json.loads(line)
     except ValueError:
-        return None
-    return row.get("run") if isinstance(row, dict) else None
-
-
-def _keys(line: str) -> set[str]:
-    """The keys of a line's JSON object (none when it is not one: validation names the line)."""
-    try:
-        row = json.loads(line)
-    except ValueError:
-        return set()
-    return set(row) if isinstance(row, dict) else set()
+        return {}
+    return row if isinstance(row, dict) else {}
 
 
 def _usage_since(usage: dict[str, StageUsage], logged: dict[str, StageUsage]) -> dict[str, dict]:

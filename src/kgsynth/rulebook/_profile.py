@@ -34,7 +34,7 @@ _DATATYPES = """SELECT ?p ?dt (COUNT(*) AS ?n) (SUM(COALESCE(IF(isNumeric(?o) &&
 WHERE { ?s ?p ?o . BIND(DATATYPE(?o) AS ?dt) }
 GROUP BY ?p ?dt"""
 _UNITS = f"SELECT ?p ?unit WHERE {{ ?p {'|'.join(f'<{p}>' for p in _UNIT_PREDICATES)} ?unit }}"
-_VALUES = "SELECT ?p ?s ?o WHERE {\n  #VALUES\n  ?s ?p ?o .\n  FILTER(isLiteral(?o))\n}"
+_VALUES = "SELECT ?p ?s ?o WHERE {\n  #VALUES\n  ?s ?p ?o .\n  FILTER(%s(?o))\n}"  # isLiteral or isIRI
 _CLASSES = "SELECT ?p ?class (COUNT(DISTINCT ?s) AS ?n) WHERE {\n  #VALUES\n  ?s ?p ?o .\n  ?s a ?class .\n} GROUP BY ?p ?class"
 
 # The entity's only value of ?p is ?b, an IRI other than itself with a value of a dated
@@ -56,8 +56,6 @@ _COUNTS = """SELECT ?p ?n (COUNT(*) AS ?subjects) WHERE {
     } GROUP BY ?p ?s }
   FILTER(?n >= %d && ?n <= %d)
 } GROUP BY ?p ?n"""
-_IRI_VALUES = "SELECT ?p ?s ?o WHERE {\n  #VALUES\n  ?s ?p ?o .\n  FILTER(isIRI(?o))\n}"
-_LINKED = "SELECT ?a ?b WHERE {\n  #VALUES\n  ?a ?p ?b .\n  FILTER(isIRI(?b))\n}"
 
 # relation -> subject -> its literal values
 Values = Mapping[str, Mapping[ox.NamedNode | ox.BlankNode, list[ox.Literal]]]
@@ -122,7 +120,7 @@ def read_values(kg: KnowledgeGraph, relations: Iterable[str]) -> Values:
     found: dict[str, dict] = defaultdict(lambda: defaultdict(list))
     rows = [(ox.NamedNode(iri),) for iri in sorted(set(relations))]
     if rows:
-        for p, s, o in kg.select(_VALUES, (("p",), rows)):
+        for p, s, o in kg.select(_VALUES % "isLiteral", (("p",), rows)):
             found[p.value][s].append(o)
     return found
 
@@ -173,10 +171,10 @@ def nested_values(kg: KnowledgeGraph, relations: Iterable[str], containments: It
     if not links or not rows:
         return {}
     holds: dict[ox.NamedNode, set] = defaultdict(set)
-    for a, b in kg.select(_LINKED, (("p",), links)):
+    for _, a, b in kg.select(_VALUES % "isIRI", (("p",), links)):
         holds[a].add(b)
     values: dict[str, dict] = defaultdict(lambda: defaultdict(set))
-    for p, subject, o in kg.select(_IRI_VALUES, (("p",), rows)):
+    for p, subject, o in kg.select(_VALUES % "isIRI", (("p",), rows)):
         values[p.value][subject].add(o)
     return {p: sum(1 for objects in by_subject.values() if any((holds.get(a, set()) & objects) - {a} for a in objects))
             for p, by_subject in values.items()}

@@ -106,10 +106,11 @@ def _recognise(profile: RelationProfile, library: Library, aliases: list[tuple[s
     concept = next((c for c in library.concepts if c.kind == kind and _is_about(profile.iri, texts, c)), None)
     # a unit ends a label or the local name's last segment: "height_meters", "height in metres"
     # (not "icd_9_cm_classification.code", whose "cm" is a clinical modification)
-    unit_texts = (*texts[:-1], words(name.rsplit(".", 1)[-1]))
+    last = words(name.rsplit(".", 1)[-1])
+    unit_texts = (*texts[:-1], last)
     unit, reason = _unit(profile, unit_texts, library, aliases) if numeric and not temporal else (None, None)
     # a long label ("location country form of government") spells where the relation is filed, not what it is
-    own = (*(words(label) for label in profile.labels.values() if len(label.split()) <= 3), words(name.rsplit(".", 1)[-1]))
+    own = (*(words(label) for label in profile.labels.values() if len(label.split()) <= 3), last)
     containment = profile.share([None]) >= MOSTLY and any(has_phrase(t, k) for t in own for k in library.containment_keywords)
     return Relation(profile=profile, concept=concept, unit=unit, unit_reason=reason, temporal=temporal,
                     numeric=numeric, containment=containment)
