@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("synth.naming",),  # how the graph's entities, relations and questions are said
     ("synth.scenarios",),  # a subgraph -> a scenario with its gold (the rule engine)
     ("synth.dialogues",),  # a scenario -> a dialogue (with a haystack) -> an item
-    ("filters", "dataset"),  # items kept or rejected; items written as the dataset's files
+    ("filters", "dataset", "lexicon"),  # items kept or rejected; items written as the dataset's files; words proposed for a graph
     ("pipeline",),  # kgsynth synth: every stage above, driven cell by cell
     ("release", "eval"),  # versioned releases of a dataset; a model run on a dataset
     ("pressure",),  # manipulation robustness, on top of eval

@@ -92,7 +92,7 @@ def test_every_fb15k_relation_has_noun_forms_in_both_languages():
     ("placed at store", "x:store", "store"),
     ("in country", "x:country", "country"),
     ("returned product", "x:returnedProduct", "returned product"),
-    ("award award category category of", "http://e.org/relation/award/award_category/category_of", "“category of” value"),
+    ("award award category category of", "http://e.org/relation/award/award_category/category_of", "award"),  # the glossary: what an award category is a category of
     ("nationality", "http://e.org/relation/people/person/nationality", "nationality"),
 ])
 def test_english_noun_from_a_label(label, iri, noun):

@@ -20,7 +20,7 @@ import typer
 from typer._click import exceptions as click
 
 from kgsynth import __version__
-from kgsynth.cli import graph, pressure, rules
+from kgsynth.cli import graph, lexicon, pressure, rules
 from kgsynth.cli._common import Interrupted
 from kgsynth.cli.evaluate import eval_command, report_command
 from kgsynth.cli.ingest import ingest_command
@@ -38,6 +38,7 @@ app = typer.Typer(
 )
 app.add_typer(graph.app, name="graph")
 app.add_typer(rules.app, name="rules")
+app.add_typer(lexicon.app, name="lexicon")
 app.add_typer(pressure.app, name="pressure")
 app.command("ingest")(ingest_command)
 app.command()(synth)

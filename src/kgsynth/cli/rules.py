@@ -45,7 +45,7 @@ def suggest_command(
     kg = open_graph(paths, endpoint, lang, timeout, graph_uri=graph_uri, retries=retries)
     suggestion = suggest(kg, min_entities=min_entities, base=base)
     header = _HEADER.format(graph=kg.backend.description, minimum=min_entities, out=out.name)
-    _write(out, suggestion.turtle(header))
+    write_atomically(out, suggestion.turtle(header))
     Console().print(_summary(suggestion, base))
     _err.print(f"wrote {len(suggestion.proposals):,} library rules to {out}")
     if suggestion.left_out:
@@ -71,7 +71,7 @@ def _summary(suggestion: Suggestion, base: str) -> Table:
     return table
 
 
-def _write(out: Path, text: str) -> None:
+def write_atomically(out: Path, text: str) -> None:
     """Through a temporary file, so a failed write never leaves half a rules file."""
     partial = out.with_name(out.name + ".partial")
     try:

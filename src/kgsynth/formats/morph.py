@@ -149,12 +149,16 @@ def _decline_head(words: list[str], case: str, number: str) -> list[str]:
         if not _CYRILLIC_WORD.fullmatch(word):
             return words  # a code or a foreign word before the head: leave the phrase alone
         noun = _nominative(word, pos=frozenset({"NOUN"})) or _plural_noun(word)
+        if noun is not None and _modifies_next(word, words[i + 1:]):
+            noun = None  # "часовой пояс": an adjective that is a noun too, before the noun it agrees with
         if noun is not None and "Fixd" not in noun.tag:
             number = "plur" if "plur" in noun.tag else number  # "Гантели" stay plural
             gender = str(noun.tag.gender) if noun.tag.gender else None
             out[i] = _inflected(noun, {case, number}, word) + tail
-            for j in range(i):  # the adjectives before the head agree with it
-                adjective = _nominative(words[j], gender, _AGREEING)
+            adjectives = [_nominative(words[j], gender, _AGREEING) for j in range(i)]
+            if None in adjectives:  # a word before the head that does not agree with it: not a phrase we can decline
+                return words
+            for j, adjective in enumerate(adjectives):  # the adjectives before the head agree with it
                 animacy = case == "accs" and (number == "plur" or gender == "masc")  # accusative = genitive or nominative
                 grammemes = {case, number} | ({"anim" if "anim" in noun.tag else "inan"} if animacy else set())
                 out[j] = _inflected(adjective, grammemes | ({gender} if number == "sing" and gender else set()), words[j])
@@ -162,6 +166,12 @@ def _decline_head(words: list[str], case: str, number: str) -> list[str]:
         if noun is not None or _nominative(word, pos=_AGREEING) is None:
             return words  # an indeclinable noun (Сочи) or not a noun phrase
     return words
+
+
+def _modifies_next(word: str, rest: list[str]) -> bool:
+    """Whether ``word`` reads as an adjective agreeing with the nominative noun after it."""
+    after = _nominative(rest[0].casefold(), pos=frozenset({"NOUN"})) if rest and _CYRILLIC_WORD.fullmatch(rest[0]) else None
+    return after is not None and _nominative(word, str(after.tag.gender), _AGREEING) is not None
 
 
 @functools.lru_cache(maxsize=4096)

@@ -42,6 +42,7 @@ from kgsynth.formats.answers import has_word
 from kgsynth.kg import KnowledgeGraph, local_name
 from kgsynth.kg.vocab import KGS, RDF_TYPE, XSD
 from kgsynth.queries import Node, share_field_names
+from kgsynth.synth.naming.words import relation_words, russian_of
 
 FORM_TERMS = {
     "noun": KGS + "nounForm", "inverse_noun": KGS + "inverseNounForm", "yes": KGS + "yesForm", "no": KGS + "noForm",
@@ -100,7 +101,7 @@ class Lexicon:
         if lang == "en":
             return english_noun(relation.labels.get("en") or relation.label, relation.value,
                                 value_class.label_in("en") if value_class else None)
-        return russian_noun(relation.labels.get("ru"), relation.labels.get("en") or relation.label,
+        return russian_noun(relation.labels.get("ru"), self.noun(relation, "en", value),
                             value_class.labels.get("ru") if value_class else None)
 
     def inverse_noun(self, relation: Node, lang: str, subject: Node | None = None) -> str:
@@ -112,6 +113,11 @@ class Lexicon:
         label = subject_class.labels.get(lang) if subject_class else None
         if label and (lang == "en" or is_cyrillic(label)):
             return label.lower() if lang == "en" and not label.isupper() else label
+        # the type a path-shaped IRI files the relation under ("film" of film/film/genre)
+        typed = relation_words(relation.value, relation.labels.get("en") or relation.label).subject_noun
+        said = typed if lang == "en" or typed is None else russian_of(typed)
+        if said:
+            return said
         return "entry" if lang == "en" else "объект"
 
     def yes_no(self, relation: Node, value: bool, lang: str) -> str | None:
@@ -247,20 +253,10 @@ def spoken_value(node: Node, lang: str) -> str:
 
 
 # ---------------------------------------------------------------------- fallbacks from labels
-def _path_like(label: str, iri: str) -> str:
-    """A readable label: FB15k-237-style path labels ("award award category category of",
-    with dots or a word doubled) give way to the IRI's last segment ("category of")."""
-    words = label.split()
-    if "." in label or "/" in label or any(a == b for a, b in zip(words, words[1:], strict=False)):
-        tail = local_name(iri).rsplit("/", 1)[-1].rsplit(".", 1)[-1]
-        return tail.replace("_", " ").strip() or label
-    return label.replace("_", " ")
-
-
 @cache
 def english_noun(label: str, iri: str, value_class: str | None = None) -> str:
     """A noun phrase for a relation that has only its label (see the module docstring)."""
-    text = _path_like(label, iri)
+    text = relation_words(iri, label).noun
     words = text.split()
     if not words:
         return "value"
@@ -281,7 +277,7 @@ def english_noun(label: str, iri: str, value_class: str | None = None) -> str:
 
 
 @cache
-def russian_noun(label_ru: str | None, label_en: str, value_class: str | None = None) -> str:
+def russian_noun(label_ru: str | None, english: str, value_class: str | None = None) -> str:
     """A Russian noun phrase for a relation that has only its label (see the module docstring)."""
     if label_ru and is_cyrillic(label_ru):
         words = label_ru.split()
@@ -293,7 +289,7 @@ def russian_noun(label_ru: str | None, label_en: str, value_class: str | None = 
         if nouns:
             return morph.analyzer().parse(nouns[-1].casefold())[0].normal_form
         return f"значение «{label_ru}»"
-    return f"значение «{label_en}»"
+    return russian_of(english) or f"значение «{english}»"
 
 
 # ---------------------------------------------------------------------- what a dialogue needs
