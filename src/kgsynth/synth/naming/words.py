@@ -96,10 +96,11 @@ def relation_words(iri: str, label: str | None) -> RelationWords:
 def _spells_path(label: str, segments: list[str]) -> bool:
     """Whether a label spells the IRI's path rather than naming the relation (FB15k-237's
     "people person nationality", "award award category category of"): a dot, a slash or an
-    underscore, a word said twice in a row, or more words than the last segment, all of them
-    the path's."""
+    underscore, a word said twice in a row, one camelCase word, or more words than the last
+    segment, all of them the path's."""
     said = label.casefold().split()
-    if any(c in label for c in "./_") or any(a == b for a, b in zip(said, said[1:], strict=False)):
+    if any(c in label for c in "./_") or any(a == b for a, b in zip(said, said[1:], strict=False)) \
+            or (len(said) == 1 and _CAMEL.search(label)):  # an identifier standing in for a label ("birthPlace")
         return True
     path_words = {w for s in segments for w in _spoken(s).casefold().split()}
     last = _spoken(segments[-1]).split() if segments else []
