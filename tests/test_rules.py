@@ -289,7 +289,7 @@ ERRORS = [
     ("deductible", {"amount": [dec("1")], "threshold": [dec("1"), dec("2")]}, "role 'threshold' has 2 values"),
     ("return-window", {"start": [day("2024-01-01")]}, "missing a value for role 'end'"),
     ("return-window", {"start": [dec("5")], "end": [day("2024-01-01")]}, "role 'start' value \"5\"^^"),
-    ("return-window", {"start": [day("2024-01-01")], "end": [ox.Literal("2024-01-05")]},
+    ("return-window", {"start": [day("2024-01-01")], "end": [ox.Literal("05/01/2024")]},
      "is not an xsd:date or xsd:dateTime"),
     ("return-window", {"start": [day("2024-01-01")], "end": [day("2024-13-45")]}, "is not an xsd:date or xsd:dateTime"),
     ("return-window", {"start": [day("2024-01-10")], "end": [day("2024-01-01")]},

@@ -15,6 +15,7 @@ from kgsynth.cli._common import err as _err
 from kgsynth.cli._common import output_file
 from kgsynth.cli.graph import EndpointOpt, GraphUriOpt, LangOpt, PathsArg, RetriesOpt, TimeoutOpt, open_graph
 from kgsynth.errors import KgsynthError
+from kgsynth.kg import local_name
 from kgsynth.rulebook import DEFAULT_BASE, Suggestion, suggest
 
 app = typer.Typer(help="Propose semantic rules for a graph from the rule library.", no_args_is_help=True)
@@ -48,6 +49,10 @@ def suggest_command(
     write_atomically(out, suggestion.turtle(header))
     Console().print(_summary(suggestion, base))
     _err.print(f"wrote {len(suggestion.proposals):,} library rules to {out}")
+    if suggestion.mistyped:
+        names = ", ".join(local_name(iri) for iri in suggestion.mistyped)
+        _err.print(f"  read the dates or years of {len(suggestion.mistyped):,} relations from mistyped values "
+                   f"(strings, a misspelt datatype; how, above each rule in {out}): {names}")
     if suggestion.left_out:
         _err.print(f"  left out {len(suggestion.left_out):,} that would ask nothing worth asking (each with why in {out}), e.g. "
                    f"{suggestion.left_out[0][0].label.en}: {suggestion.left_out[0][1]}")

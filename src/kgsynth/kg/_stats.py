@@ -12,7 +12,7 @@ import pyoxigraph as ox
 from pydantic import BaseModel, Field
 
 from kgsynth.errors import KgsynthError, QueryError
-from kgsynth.kg._terms import Term, anchor_class_iri
+from kgsynth.kg._terms import Term, anchor_class_iri, literal_type
 from kgsynth.kg.vocab import KGS, LABEL_PATH, RDF, XSD
 
 if TYPE_CHECKING:
@@ -21,8 +21,7 @@ if TYPE_CHECKING:
 WHOLE_GRAPH = "the whole graph"
 
 _RELATIONS = "SELECT ?p (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p"
-# Virtuoso gives a language-tagged literal no DATATYPE (SPARQL 1.1 says rdf:langString)
-_LITERAL_TYPE = f'BIND(IF(LANG(?o) != "", <{RDF}langString>, COALESCE(DATATYPE(?o), <{XSD}string>)) AS ?dt)'
+_LITERAL_TYPE = f"BIND({literal_type('o')} AS ?dt)"
 _LITERAL_TYPES = f"""SELECT ?dt (COUNT(*) AS ?n) WHERE {{
   ?s ?p ?o FILTER(isLiteral(?o))
   {_LITERAL_TYPE}

@@ -10,12 +10,14 @@ import datetime as dt
 import re
 from collections.abc import Iterable, Sequence
 from decimal import ROUND_FLOOR, Decimal, InvalidOperation
+from functools import lru_cache
 from urllib.parse import unquote
 
 from pyoxigraph import BlankNode, Literal, NamedNode
+from rapidfuzz.distance import Levenshtein
 
 from kgsynth.errors import QueryError
-from kgsynth.kg.vocab import XSD
+from kgsynth.kg.vocab import RDF, XSD
 
 Term = NamedNode | BlankNode | Literal
 
@@ -76,15 +78,36 @@ def literal_date(lexical: str, datatype: str) -> dt.date | None:
         return None
 
 
+# Dates and years as real graphs mistype them, read from their text: a string (plain,
+# xsd:string or language-tagged) or a value of a misspelt date datatype. The whole text (spaces
+# aside) is an ISO date, with a time and a zone if any, or a year of four digits from 1000 to
+# 2100, the rule library's year range: "12", "862" (a count as likely), "1923 AD", "05/12/1923"
+# and "3000" are not read. XPath regexes too: SPARQL narrows values with them, the reader decides.
+DATE_TEXT = r"([0-9]{4}-[0-9]{2}-[0-9]{2})([T ]([0-9]{2}:[0-9]{2}(:[0-9]{2}([.][0-9]+)?)?))?(Z|[+-][0-9]{2}:[0-9]{2})?"
+YEAR_TEXT = r"[0-9]{4}"
+TEXT_YEARS = (1000, 2100)
+_DATE_TEXT, _YEAR_TEXT = re.compile(DATE_TEXT), re.compile(YEAR_TEXT)
+STRING_TYPES = frozenset({XSD + "string", RDF + "langString"})
+_TEMPORAL_TYPES = frozenset({XSD + "date", XSD + "dateTime", XSD + "gYear"})
+_XSD_LIKE = re.compile(r"https?://www\.w3\.org/2001/XMLSchema[#/]([A-Za-z]+)", re.IGNORECASE)
+_TEMPORAL_NAMES = ("date", "datetime", "gyear")
+_MISSPELLING = 2  # edits
+_OTHER_XSD_TYPES = frozenset({"byte", "name"})  # XSD's own types within two edits of "date"
+
+
 def date_or_year(term: Literal) -> dt.date | int | None:
     """A literal read as a date (xsd:date, xsd:dateTime) or a year (int): an xsd:gYear, or a
-    number by its integer part (FB15k-237's 1912.66666667 is 1912). None for anything else,
-    for a negative number with a fraction (whether -43.5 is in the year -43 or -44 depends on
-    how it was encoded) and for a year after :data:`MAX_YEAR`. The rule engine and
-    ``kgsynth rules suggest`` read dates and years through this one function."""
+    number by its integer part (FB15k-237's 1912.66666667 is 1912); a string or a value of a
+    misspelt date datatype (:func:`reads_from_text`) by its text (:data:`DATE_TEXT`,
+    :data:`YEAR_TEXT`). None for anything else, for a negative number with a fraction
+    (whether -43.5 is in the year -43 or -44 depends on how it was encoded) and for a year
+    after :data:`MAX_YEAR`. The rule engine and ``kgsynth rules suggest`` read dates and
+    years through this one function."""
     datatype, lexical = term.datatype.value, term.value.strip()
     if datatype in (XSD + "date", XSD + "dateTime"):
         return literal_date(lexical, datatype)
+    if reads_from_text(datatype):
+        return _date_or_year_of_text(lexical)
     if datatype == XSD + "gYear":
         match = _YEAR.fullmatch(lexical)
         year = int(match.group(1)) if match else None
@@ -93,6 +116,49 @@ def date_or_year(term: Literal) -> dt.date | int | None:
     else:
         return None
     return year if year is not None and year <= MAX_YEAR else None
+
+
+@lru_cache(maxsize=256)
+def reads_from_text(datatype: str) -> bool:
+    """Whether :func:`date_or_year` reads a value of this datatype from its text: a string's,
+    or a slip for xsd:date, xsd:dateTime or xsd:gYear: the XSD namespace (with ``#`` or
+    ``/``) and a local name within two edits of theirs, case aside (``xsd:dat``,
+    ``xsd:Date``, ``XMLSchema/date``, ``xsd:datetime``)."""
+    if datatype in STRING_TYPES:
+        return True
+    match = _XSD_LIKE.fullmatch(datatype)
+    name = match.group(1).lower() if match else None
+    if name is None or datatype in _TEMPORAL_TYPES or name in _OTHER_XSD_TYPES:
+        return False
+    return any(Levenshtein.distance(name, t, score_cutoff=_MISSPELLING) <= _MISSPELLING for t in _TEMPORAL_NAMES)
+
+
+def _date_or_year_of_text(text: str) -> dt.date | int | None:
+    if _YEAR_TEXT.fullmatch(text):
+        year = int(text)
+        return year if TEXT_YEARS[0] <= year <= TEXT_YEARS[1] else None
+    match = _DATE_TEXT.fullmatch(text)
+    if match is None:
+        return None
+    try:
+        if match.group(3):
+            dt.time.fromisoformat(match.group(3))  # an hour 25 is no time: the text is no date
+        return dt.date.fromisoformat(match.group(1))
+    except ValueError:
+        return None
+
+
+def literal_type(variable: str) -> str:
+    """A SPARQL 1.1 expression: the datatype of the literal ``?variable`` alike on every engine
+    (Virtuoso gives a language-tagged literal no DATATYPE; SPARQL 1.1 says rdf:langString);
+    an error for an IRI or a blank node."""
+    return f'IF(LANG(?{variable}) != "", <{RDF}langString>, COALESCE(DATATYPE(?{variable}), <{XSD}string>))'
+
+
+def text_matches(variable: str, pattern: str) -> str:
+    """A SPARQL 1.1 condition: the variable's text, spaces aside, is all ``pattern``."""
+    whole = Literal(rf"^\s*({pattern})\s*$")
+    return f"REGEX(STR(?{variable}), {whole})"
 
 
 def _year_of_number(lexical: str) -> int | None:

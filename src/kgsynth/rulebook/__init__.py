@@ -12,14 +12,14 @@ data, ``library.toml`` (see ``docs/vocabulary.md``). This package reads graphs t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kgsynth.errors import KgsynthError
 from kgsynth.kg import KnowledgeGraph
 from kgsynth.rulebook._library import Library, Texts, load_library
 from kgsynth.rulebook._profile import main_classes, nested_values, profile_relations, read_links, read_values, value_counts
 from kgsynth.rulebook._propose import Input, Proposal, events, propose
-from kgsynth.rulebook._recognise import Relation, derived_label, recognise_all
+from kgsynth.rulebook._recognise import Relation, derived_label, mistyped, recognise_all
 from kgsynth.rulebook._turtle import DEFAULT_BASE, relation_labels, rule_iris, write_turtle
 
 __all__ = ["DEFAULT_BASE", "Input", "Library", "Proposal", "Relation", "Suggestion", "Texts", "load_library",
@@ -37,12 +37,15 @@ class Suggestion:
     relations: dict[str, Relation]  # every fact relation of the graph, by IRI
     classes: dict[str, str]  # the main class of the subjects of each relation a rule reads first
     left_out: tuple[tuple[Proposal, str], ...] = ()  # rules that cover enough entities but ask nothing worth asking, and why
+    mistyped: dict[str, str] = field(default_factory=dict)  # relation -> how its dates or years were read from text
 
     def turtle(self, header: str) -> str:
         """The rules as Turtle, with labels for the unlabelled relations they read."""
         read = {iri for p in self.proposals for i in p.inputs for iri in (i.relation, i.via) if iri is not None}
         labels = relation_labels(self.relations[iri] for iri in sorted(read))
-        return write_turtle(list(self.proposals), list(self.iris), labels, self.classes, header, self.left_out)
+        readings = {iri: f"{self.relations[iri].name('en')}: {how}" for iri, how in self.mistyped.items()}
+        return write_turtle(list(self.proposals), list(self.iris), labels, self.classes, header, self.left_out,
+                            readings)
 
 
 def suggest(kg: KnowledgeGraph, min_entities: int = 20, base: str = DEFAULT_BASE) -> Suggestion:
@@ -58,7 +61,8 @@ def suggest(kg: KnowledgeGraph, min_entities: int = 20, base: str = DEFAULT_BASE
     dated = [r.iri for r in events(relations)]
     links = read_links(kg, dated, (r.iri for r in relations))
     counts = value_counts(kg, [r.iri for r in relations if r.profile.multi > 0], library.member_range)
-    candidates = propose(relations, read_values(kg, readable), links, counts, library)
+    values = read_values(kg, readable)
+    candidates = propose(relations, values, links, counts, library)
     enough = [p for p in candidates if p.coverage >= min_entities]
     nested = nested_values(kg, [p.named[0] for p in enough if p.operation == "Count"], [r.iri for r in relations if r.containment])
     by_iri = {r.iri: r for r in relations}
@@ -68,8 +72,10 @@ def suggest(kg: KnowledgeGraph, min_entities: int = 20, base: str = DEFAULT_BASE
         (left_out.append((proposal, why)) if why else proposals.append(proposal))
     if not proposals:
         raise KgsynthError(_nothing_to_propose(kg, relations, candidates, min_entities, library, left_out))
+    read_as_dates = sorted({iri for p in proposals for iri in p.dated})
+    how = {iri: text for iri in read_as_dates if (text := mistyped(t for ts in values.get(iri, {}).values() for t in ts))}
     return Suggestion(proposals=tuple(proposals), iris=tuple(rule_iris(proposals, base)), relations=by_iri,
-                      classes=main_classes(kg, {p.about for p in proposals}), left_out=tuple(left_out))
+                      classes=main_classes(kg, {p.about for p in proposals}), left_out=tuple(left_out), mistyped=how)
 
 
 def _not_worth_asking(proposal: Proposal, relations: dict[str, Relation], nested: dict[str, int], library: Library) -> str | None:

@@ -1,9 +1,9 @@
 """What the graph says about its relations, read with a few aggregate SPARQL queries.
 
 Two queries profile every relation at once (how many entities have one value or several,
-which datatypes, how many numbers look like years); the values themselves are read in one
-more query, only for the relations a library rule can use, and one more finds the links to
-bridges with a date (a film's one composer, who has a date of birth).
+which datatypes, how many numbers and texts look like years or dates); the values themselves
+are read in one more query, only for the relations a library rule can use, and one more finds
+the links to bridges with a date (a film's one composer, who has a date of birth).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import pyoxigraph as ox
 
 from kgsynth.kg import KnowledgeGraph, local_name
+from kgsynth.kg._terms import DATE_TEXT, YEAR_TEXT, literal_type, reads_from_text, text_matches
 from kgsynth.kg.vocab import KGS, LABEL_PREDICATES, OWL, RDF, RDFS, SCHEMA
 
 QUDT = "http://qudt.org/schema/qudt/"
@@ -29,9 +30,17 @@ _SHAPE = """SELECT ?p (COUNT(*) AS ?subjects) (SUM(IF(?n = 1, 1, 0)) AS ?single)
 WHERE { { SELECT ?p ?s (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?p ?s } }
 GROUP BY ?p"""
 # isNumeric first: && does not compare a non-number (false && error is false); COALESCE: a
-# comparison with NaN is an error on Oxigraph, which would leave the whole sum unbound
-_DATATYPES = """SELECT ?p ?dt (COUNT(*) AS ?n) (SUM(COALESCE(IF(isNumeric(?o) && ?o >= %d && ?o <= %d, 1, 0), 0)) AS ?years)
-WHERE { ?s ?p ?o . BIND(DATATYPE(?o) AS ?dt) }
+# comparison with NaN is an error on Oxigraph, which would leave the whole sum unbound.
+# ?dates and ?yeartexts: the texts that look like a date or a year (kept for the datatypes
+# read from text, strings and misspelt date types); bound in WHERE, as a pattern's braces in
+# the projection would end it for a reader of the query's variables.
+_DATATYPES = f"""SELECT ?p ?dt (COUNT(*) AS ?n) (SUM(COALESCE(IF(isNumeric(?o) && ?o >= %d && ?o <= %d, 1, 0), 0)) AS ?years)
+  (SUM(?date) AS ?dates) (SUM(?year) AS ?yeartexts)
+WHERE {{
+  ?s ?p ?o . BIND({literal_type("o")} AS ?dt)
+  BIND(IF(isLiteral(?o) && !isNumeric(?o) && {text_matches("o", DATE_TEXT)}, 1, 0) AS ?date)
+  BIND(IF(isLiteral(?o) && !isNumeric(?o) && {text_matches("o", YEAR_TEXT)}, 1, 0) AS ?year)
+}}
 GROUP BY ?p ?dt"""
 _UNITS = f"SELECT ?p ?unit WHERE {{ ?p {'|'.join(f'<{p}>' for p in _UNIT_PREDICATES)} ?unit }}"
 _VALUES = "SELECT ?p ?s ?o WHERE {\n  #VALUES\n  ?s ?p ?o .\n  FILTER(%s(?o))\n}"  # isLiteral or isIRI
@@ -73,6 +82,8 @@ class RelationProfile:
     multi: int  # entities with a number of values in the library's member range
     datatypes: Mapping[str | None, int]  # datatype IRI (None: an IRI or a blank node) -> values
     years: int  # numbers within the library's year range
+    dates_as_text: int  # strings and values of a misspelt date datatype whose text looks like a date
+    years_as_text: int  # ... like a year
     labels: Mapping[str, str]  # language tag ("" for none) -> label
     declared_units: tuple[str, ...]  # schema:unitCode and the like, as written (an IRI's local name)
 
@@ -80,9 +91,17 @@ class RelationProfile:
     def values(self) -> int:
         return sum(self.datatypes.values())
 
-    def share(self, datatypes: Iterable[str]) -> float:
+    def count(self, datatypes: Iterable[str | None]) -> int:
+        """The values with one of these datatypes."""
+        return sum(self.datatypes.get(d, 0) for d in datatypes)
+
+    def part(self, values: int) -> float:
+        """The share of its values that ``values`` is."""
+        return values / self.values if self.values else 0.0
+
+    def share(self, datatypes: Iterable[str | None]) -> float:
         """The share of the values with one of these datatypes."""
-        return sum(self.datatypes.get(d, 0) for d in datatypes) / self.values if self.values else 0.0
+        return self.part(self.count(datatypes))
 
 
 def profile_relations(kg: KnowledgeGraph, member_range: tuple[int, int],
@@ -91,11 +110,13 @@ def profile_relations(kg: KnowledgeGraph, member_range: tuple[int, int],
     shapes = {p.value: (int(n.value), int(one.value), int(many.value))
               for p, n, one, many in kg.select(_SHAPE % member_range) if _is_fact(p)}
     datatypes: dict[str, Counter] = defaultdict(Counter)
-    years: Counter = Counter()
-    for p, datatype, n, in_range in kg.select(_DATATYPES % year_range):
+    years, texts = Counter(), defaultdict(Counter)
+    for p, datatype, n, in_range, dates, year_texts in kg.select(_DATATYPES % year_range):
         if p.value in shapes:
             datatypes[p.value][datatype.value if datatype is not None else None] += int(n.value)
             years[p.value] += int(in_range.value)
+            if datatype is not None and reads_from_text(datatype.value):
+                texts[p.value].update(dates=int(dates.value), years=int(year_texts.value))
     units: dict[str, list[str]] = defaultdict(list)
     for p, unit in kg.select(_UNITS):
         units[p.value].append(local_name(unit.value) if isinstance(unit, ox.NamedNode) else unit.value)
@@ -104,7 +125,8 @@ def profile_relations(kg: KnowledgeGraph, member_range: tuple[int, int],
     return [
         RelationProfile(iri=node.value, subjects=shapes[node.value][0], single=shapes[node.value][1],
                         multi=shapes[node.value][2], datatypes=dict(datatypes[node.value]),
-                        years=years[node.value], labels=labels[node],
+                        years=years[node.value], dates_as_text=texts[node.value]["dates"],
+                        years_as_text=texts[node.value]["years"], labels=labels[node],
                         declared_units=tuple(sorted(units[node.value])))
         for node in sorted(nodes, key=lambda n: n.value)
     ]

@@ -63,6 +63,12 @@ class Proposal:
         return value, n / sum(self.answers.values())
 
     @property
+    def dated(self) -> tuple[str, ...]:
+        """The relations it reads as dates or years."""
+        reads_dates = self.kind in ("Calendar", "Interval") or self.operation == "Earliest"
+        return tuple(i.relation for i in self.inputs) if reads_dates else ()
+
+    @property
     def about(self) -> str:
         """The relation whose subjects the rule asks about: the link of a one-hop rule."""
         return next((i.via for i in self.inputs if i.via is not None), self.named[0])

@@ -5,13 +5,15 @@ A relation is recognised by its datatypes and values and by whole words of its I
 name and its labels (``people.person.date_of_birth``, ``birthDate``, "date of birth"). The
 readers of values here follow the rule engine's (kgsynth.synth.scenarios.rules), which this package
 may not import: a date is an xsd:date or xsd:dateTime, a year an xsd:gYear or a number read
-by its integer part.
+by its integer part; a string or a value of a misspelt date datatype is read from its text.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from itertools import pairwise
@@ -19,7 +21,7 @@ from itertools import pairwise
 import pyoxigraph as ox
 
 from kgsynth.kg import local_name
-from kgsynth.kg._terms import NUMERIC_TYPES, date_or_year
+from kgsynth.kg._terms import NUMERIC_TYPES, STRING_TYPES, date_or_year, reads_from_text
 from kgsynth.kg.vocab import XSD
 from kgsynth.rulebook._library import Concept, Library, Unit
 from kgsynth.rulebook._profile import RelationProfile
@@ -73,8 +75,8 @@ class Relation:
 
     @property
     def holds_years(self) -> bool:
-        """Its values are xsd:gYear, so its noun is a year ("year of manufacture")."""
-        return self.profile.share(YEAR_TYPES) >= MOSTLY
+        """Its values are xsd:gYear or years as text, so its noun is a year ("year of manufacture")."""
+        return self.profile.part(self.profile.count(YEAR_TYPES) + self.profile.years_as_text) >= MOSTLY
 
     @property
     def unlabelled(self) -> bool:
@@ -99,9 +101,7 @@ def _recognise(profile: RelationProfile, library: Library, aliases: list[tuple[s
     name = local_name(profile.iri)
     texts = (*(words(label) for label in profile.labels.values()), words(name))
     numeric = profile.share(NUMERIC_TYPES) >= MOSTLY
-    temporal = profile.share(DATE_TYPES + YEAR_TYPES) >= MOSTLY or (
-        numeric and profile.years >= library.year_share * profile.values
-        and any(has_phrase(t, k) for t in texts for k in library.date_keywords))
+    temporal = _temporal(profile, texts, library)
     kind = "date" if temporal else "quantity" if numeric else None
     concept = next((c for c in library.concepts if c.kind == kind and _is_about(profile.iri, texts, c)), None)
     # a unit ends a label or the local name's last segment: "height_meters", "height in metres"
@@ -114,6 +114,15 @@ def _recognise(profile: RelationProfile, library: Library, aliases: list[tuple[s
     containment = profile.share([None]) >= MOSTLY and any(has_phrase(t, k) for t in own for k in library.containment_keywords)
     return Relation(profile=profile, concept=concept, unit=unit, unit_reason=reason, temporal=temporal,
                     numeric=numeric, containment=containment)
+
+
+def _temporal(profile: RelationProfile, texts: tuple[str, ...], library: Library) -> bool:
+    """Mostly dates (typed, or as text); or mostly years, numbers or texts, where its name has a
+    date word (a number or a text alone may be a count or a code)."""
+    dates = profile.count(DATE_TYPES + YEAR_TYPES) + profile.dates_as_text
+    years = dates + profile.years + profile.years_as_text
+    named = any(has_phrase(t, k) for t in texts for k in library.date_keywords)
+    return profile.part(dates) >= MOSTLY or (years >= library.year_share * profile.values and named)
 
 
 def _is_about(iri: str, texts: tuple[str, ...], concept: Concept) -> bool:
@@ -142,6 +151,21 @@ def when(term: ox.Literal) -> dt.date | int | None:
     """A date or a year as the rule engine reads it (:func:`~kgsynth.kg._terms.date_or_year`),
     so a rule's coverage is what the engine answers."""
     return date_or_year(term)
+
+
+def mistyped(terms: Iterable[ox.Literal]) -> str | None:
+    """How the engine reads the values among ``terms`` that it reads from their text (strings,
+    a misspelt date datatype), for the rules file: "25 values read as dates from strings
+    ("1923-05-12")", per kind and datatype; None where there are none."""
+    read: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for term in terms:
+        datatype = term.datatype.value
+        if reads_from_text(datatype) and (moment := when(term)) is not None:
+            kind = "dates" if isinstance(moment, dt.date) else "years"
+            source = "from strings" if datatype in STRING_TYPES else f"typed <{datatype}>"
+            read[kind, source].append(term.value)
+    return "; ".join(f"{len(texts):,} values read as {kind} {source} ({ox.Literal(min(texts))})"
+                     for (kind, source), texts in sorted(read.items())) or None
 
 
 def number(term: ox.Literal) -> Decimal | None:

@@ -42,10 +42,12 @@ def rule_iris(proposals: list[Proposal], base: str) -> list[str]:
 
 
 def write_turtle(proposals: list[Proposal], iris: list[str], labels: Mapping[str, Texts | str],
-                 classes: Mapping[str, str], header: str, left_out: Sequence[tuple[Proposal, str]] = ()) -> str:
+                 classes: Mapping[str, str], header: str, left_out: Sequence[tuple[Proposal, str]],
+                 readings: Mapping[str, str]) -> str:
     """The rules file: ``labels`` are written for relations that have none (a Texts, or an
     English label alone), ``classes`` name the main class of a relation's subjects;
-    ``left_out`` rules are listed in comments with why."""
+    ``left_out`` rules are listed in comments with why; ``readings`` say above each rule
+    that reads a relation how its dates or years were read from mistyped values."""
     lines = [*(f"# {line}".rstrip() for line in header.splitlines()), ""]
     if left_out:
         lines += ["# Left out, though they cover enough entities:"]
@@ -60,15 +62,16 @@ def write_turtle(proposals: list[Proposal], iris: list[str], labels: Mapping[str
         if proposal.family != family:
             family = proposal.family
             lines += [f"# {'-' * 20} {family}", ""]
-        lines += [*_comment(proposal, classes), *_rule(proposal, iri), ""]
+        lines += [*_comment(proposal, classes, readings), *_rule(proposal, iri), ""]
     return "\n".join(lines)
 
 
-def _comment(proposal: Proposal, classes: Mapping[str, str]) -> list[str]:
+def _comment(proposal: Proposal, classes: Mapping[str, str], readings: Mapping[str, str]) -> list[str]:
     of_class = classes.get(proposal.about)
     covers = f"covers {proposal.coverage:,} entities" + (f" (mostly {of_class})" if of_class else "")
     comment = [f"# {proposal.label.en}: {covers}"]
-    return comment + ([f"# {proposal.note}"] if proposal.note else [])
+    read = [f"# {readings[iri]}" for iri in dict.fromkeys(proposal.dated) if iri in readings]
+    return comment + ([f"# {proposal.note}"] if proposal.note else []) + read
 
 
 def _rule(proposal: Proposal, iri: str) -> list[str]:

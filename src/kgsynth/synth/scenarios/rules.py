@@ -32,7 +32,18 @@ import pyoxigraph as ox
 from pydantic import BaseModel, ConfigDict
 
 from kgsynth.errors import KgsynthError
-from kgsynth.kg._terms import NUMERIC_TYPES, Term, date_or_year, literal_date, local_name, to_python
+from kgsynth.kg._terms import (
+    DATE_TEXT,
+    NUMERIC_TYPES,
+    YEAR_TEXT,
+    Term,
+    date_or_year,
+    literal_type,
+    local_name,
+    reads_from_text,
+    text_matches,
+    to_python,
+)
 from kgsynth.kg.vocab import XSD, Bracket, Comparison, Operation, Rule, RuleKind
 
 if TYPE_CHECKING:
@@ -261,16 +272,16 @@ def _number(rule: Rule, values: Mapping[str, Sequence[Term]], role: str, steps: 
 
 
 def _date(rule: Rule, values: Mapping[str, Sequence[Term]], role: str) -> dt.date:
-    """A date role's value: an xsd:date, or the date part of an xsd:dateTime."""
+    """A date role's value: an xsd:date, the date part of an xsd:dateTime, or a date read
+    from text (:func:`~kgsynth.kg._terms.date_or_year`)."""
     terms = _terms(rule, values, role)
     if len(terms) > 1:
         _fail(rule, f"date role {role!r} has {len(terms)} values")
     term = terms[0]
-    if isinstance(term, ox.Literal) and term.datatype.value in (XSD + "date", XSD + "dateTime"):
-        day = literal_date(term.value, term.datatype.value)
-        if day is not None:
-            return day
-    _fail(rule, f"role {role!r} value {term} is not an xsd:date or xsd:dateTime")
+    day = date_or_year(term) if isinstance(term, ox.Literal) else None
+    if not isinstance(day, dt.date):
+        _fail(rule, f"role {role!r} value {term} is not an xsd:date or xsd:dateTime, nor an ISO date as text")
+    return day
 
 
 def _when(rule: Rule, role: str, term: Term) -> dt.date | int:
@@ -749,8 +760,9 @@ _YEARS = _DATES | {XSD + "gYear"} | _NUMBERS
 _DAY_PRECISE = frozenset({Operation.day_of_week, Operation.date_after, Operation.days_between, Operation.within_days,
                           Operation.deadline})
 _IRI = "urn:kgsynth:iri"
+_LOOKED_AT = 100  # values whose text looks like a date, read to find one the engine reads
 _DATATYPES = f"""SELECT ?datatype (COUNT(*) AS ?n) WHERE {{
-  ?s ?relation ?o . BIND(IF(isLiteral(?o), DATATYPE(?o), <{_IRI}>) AS ?datatype)
+  ?s ?relation ?o . BIND(IF(isLiteral(?o), {literal_type("o")}, <{_IRI}>) AS ?datatype)
 }} GROUP BY ?datatype"""
 
 
@@ -782,8 +794,24 @@ def _check_values(kg, rule: Rule, role: str, relation: str, wanted: frozenset[st
     found = {row[0].value: int(row[1].value) for row in kg.select(_DATATYPES.replace("?relation", f"<{relation}>"))}
     if not found:
         _fail(rule, f"its {role!r} {what} <{relation}> is in no triple of the graph")
+    textual = [d for d in found if reads_from_text(d)]
+    if wanted in (_DATES, _YEARS) and _reads_some_from_text(kg, relation, textual, wanted):
+        return
     kinds = ", ".join(sorted(local_name(d) if d != _IRI else "IRIs" for d in found))
     _fail(rule, f"its {role!r} {what} <{relation}> has {kinds} values, not {_NAMES[wanted]}")
+
+
+def _reads_some_from_text(kg, relation: str, datatypes: list[str], wanted: frozenset[str]) -> bool:
+    """Whether the engine reads a date (or, for ``_YEARS``, a year) from the text of some value
+    of these datatypes (strings, a misspelt date type): among the first that look like one."""
+    if not datatypes:
+        return False
+    looks = text_matches("o", DATE_TEXT if wanted == _DATES else f"{DATE_TEXT}|{YEAR_TEXT}")
+    types = ", ".join(f"<{d}>" for d in sorted(datatypes))
+    query = (f"SELECT ?o WHERE {{ ?s <{relation}> ?o FILTER(isLiteral(?o)) BIND({literal_type('o')} AS ?datatype) "
+             f"FILTER(?datatype IN ({types}) && {looks}) }} LIMIT {_LOOKED_AT}")
+    read = (date_or_year(term) for (term,) in kg.select(query))
+    return any(isinstance(value, dt.date) if wanted == _DATES else value is not None for value in read)
 
 
 def _of_type(wanted: frozenset[str] | None) -> str:

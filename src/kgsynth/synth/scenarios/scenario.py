@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict
 from kgsynth.formats.answers import AnswerFormat, Choices, Constraints, canonical_gold, class_aliases
 from kgsynth.kg import KnowledgeGraph, local_name
 from kgsynth.kg._terms import date_or_year
-from kgsynth.kg.vocab import SET_OPERATIONS, Operation, Rule, WorldKnowledge, fact_sources
+from kgsynth.kg.vocab import SET_OPERATIONS, XSD, Operation, Rule, WorldKnowledge, fact_sources
 from kgsynth.queries import CachedModel, Fact, Node, Shape, Subgraph, share_field_names
 from kgsynth.synth.naming.lexicon import Lexicon, Wording, wording
 from kgsynth.synth.naming.questions import fan_chain, retrieval_question, rule_question
@@ -322,7 +322,7 @@ class ScenarioBuilder:
         except RuleEvaluationError:
             return  # e.g. an amount outside every bracket: the graph cannot give this item
         entity = subgraph.mention[0]
-        facts = _years_as_years(rule, subgraph.facts)
+        facts = _values_as_read(rule, subgraph.facts)
         entity_class = self.node(rule.applies_to_class) if rule.applies_to_class else None
         topic = self._topic(rule)
         question = {lang: rule_question(rule, entity, lang, self.lexicon, facts) for lang in self.languages}
@@ -500,27 +500,32 @@ class ScenarioBuilder:
         return {lang: canonical_gold(value, fmt, constraints) for lang in self.languages}, {}
 
 
-# Roles a year-reading operation reads as years (docs/vocabulary.md: a number is a year by its integer part).
-_YEAR_ROLES = {Operation.years_between: ("start", "end"), Operation.century: ("date",), Operation.decade: ("date",),
-               Operation.leap_year: ("date",), Operation.earliest: ("member",)}
-_GYEAR = "http://www.w3.org/2001/XMLSchema#gYear"
+# Roles an operation reads as dates or years (docs/vocabulary.md: a number is a year by its
+# integer part, a string or a misspelt date type is read from its text).
+_DATED_ROLES = {Operation.years_between: ("start", "end"), Operation.century: ("date",), Operation.decade: ("date",),
+                Operation.leap_year: ("date",), Operation.earliest: ("member",), Operation.day_of_week: ("date",),
+                Operation.date_after: ("start",), Operation.deadline: ("start",),
+                Operation.days_between: ("start", "end"), Operation.within_days: ("start", "end")}
+_AS_READ = {int: XSD + "gYear", dt.date: XSD + "date"}  # the datatype of a value as the engine read it
+_WELL_TYPED = frozenset({XSD + "date", XSD + "dateTime", XSD + "gYear"})  # said as written
 
 
-def _years_as_years(rule: Rule, facts: tuple[Fact, ...]) -> tuple[Fact, ...]:
-    """The facts with each number a rule reads as a year written as that year (FB15k-237's
-    1912.66666667 for a date in 1912 is said "1912"), so the dialogue states what the engine used."""
-    roles = _YEAR_ROLES.get(rule.operation, ())
-    return tuple(_as_year(f) if f.role in roles else f for f in facts)
+def _values_as_read(rule: Rule, facts: tuple[Fact, ...]) -> tuple[Fact, ...]:
+    """The facts with each date or year a rule reads written as the engine read it, so the
+    dialogue states what the engine used: FB15k-237's 1912.66666667 for a date in 1912 as the
+    xsd:gYear 1912, a date written as a string ("1923-05-12") as an xsd:date."""
+    roles = _DATED_ROLES.get(rule.operation, ())
+    return tuple(_as_read(f) if f.role in roles else f for f in facts)
 
 
-def _as_year(fact: Fact) -> Fact:
-    if fact.object.kind != "literal" or fact.object.datatype == _GYEAR:
+def _as_read(fact: Fact) -> Fact:
+    if fact.object.kind != "literal" or fact.object.datatype in _WELL_TYPED:
         return fact
     read = date_or_year(fact.object.term())  # as the engine read it
-    if not isinstance(read, int):
-        return fact  # a date is said as a date
-    year = str(read)
-    node = Node(kind="literal", value=year, datatype=_GYEAR, lang=None, label=year, labels={})
+    if read is None:
+        return fact
+    text = read.isoformat() if isinstance(read, dt.date) else str(read)
+    node = Node(kind="literal", value=text, datatype=_AS_READ[type(read)], lang=None, label=text, labels={})
     return fact.model_copy(update={"object": node})
 
 
