@@ -71,6 +71,10 @@ def synth(
                                        "the files are the same for any number."),
     executor: str | None = typer.Option(None, "--executor", help="processes (default) or ray: Ray tasks on the cluster RAY_ADDRESS "
                                         "names, or on a Ray instance started here (pip install 'kgsynth[ray]')."),
+    world_knowledge: str | None = typer.Option(
+        None, "--world-knowledge", help="auto (default), skip or keep: questions a model can answer from world knowledge "
+        "(real entities' facts, docs/vocabulary.md): auto leaves them out unless a closed-book filter runs; keep builds them, "
+        "flagged metadata.world_knowledge."),
 ) -> None:
     """Graph -> scenarios -> dialogues -> filters -> balanced JSONL/Parquet with a manifest."""
     cfg = load_config(config) if config else SynthConfig()
@@ -78,14 +82,15 @@ def synth(
     check_url("--endpoint", endpoint)
     updates = {
         "graph": cfg.graph.model_copy(update=_graph_updates(graph, endpoint, graph_uri)),
-        "sampling": cfg.sampling.model_copy(update=anchor_options(anchor_class, anchors_query)),
+        "sampling": cfg.sampling.model_copy(update=anchor_options(anchor_class, anchors_query) | (
+            {"world_knowledge": world_knowledge} if world_knowledge is not None else {})),
         "dataset": cfg.dataset.model_copy(update={k: v for k, v in (("n", n), ("seed", seed)) if v is not None}),
         "llm": _llm_section(cfg.llm, llm_base_url, llm_model),
         "run": cfg.run.model_copy(update={k: v for k, v in (("workers", workers), ("executor", executor)) if v is not None}),
     }
     options = {"dataset.n": ("--n", n), "dataset.seed": ("--seed", seed), "llm.base_url": ("--llm-base-url", llm_base_url),
                "graph": ("--graph/--endpoint", graph or endpoint), "sampling": ("--anchor-class/--anchors-query", anchor_class or anchors_query),
-               "run.executor": ("--executor", executor)}
+               "run.executor": ("--executor", executor), "sampling.world_knowledge": ("--world-knowledge", world_knowledge)}
     try:
         cfg = SynthConfig.model_validate(cfg.model_copy(update=updates).model_dump())
     except ValidationError as e:

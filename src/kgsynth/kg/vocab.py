@@ -477,9 +477,23 @@ PUBLIC_KB_IRI = re.compile(
     r"|(?:[a-z-]+\.)?dbpedia\.org/(?:resource|page)/"
     r"|[a-z-]+\.(?:m\.)?wikipedia\.org/wiki/"
     r"|sws\.geonames\.org/\d"
-    r"|rdf\.freebase\.com/ns/m\."
     r"|yago-knowledge\.org/resource/)"
 )
+# A Freebase id ending an IRI of any namespace, after a /, #, _ or : (rdf.freebase.com/ns/m.027rn,
+# .../m/027rn, FB15k-237's .../entity_m_027rn): graphs built from Freebase rename its IRIs but keep
+# the id. A MID is m.0 and 1-8 characters of Freebase's alphabet, which has no vowels (so no
+# word such as item_m_data is one); a newer id is g.1 and 6-10 of them.
+_FREEBASE_ALPHABET = "0-9b-df-hj-np-tv-z_"
+FREEBASE_ID = re.compile(
+    rf"(?<=[/#_:])(?:m[./_]0[{_FREEBASE_ALPHABET}]{{1,8}}|g[./_]1[{_FREEBASE_ALPHABET}]{{6,10}})\Z"
+)
+
+
+def public_iri(iri: str) -> bool:
+    """Whether ``iri`` names a thing of a public encyclopaedic graph: an IRI of one
+    (:data:`PUBLIC_KB_IRI`), or one that ends in a Freebase id (:data:`FREEBASE_ID`)."""
+    return PUBLIC_KB_IRI.match(iri) is not None or FREEBASE_ID.search(iri) is not None
+
 _WORLD_DIRECT = f"SELECT ?e ?v WHERE {{ ?e <{WORLD_KNOWN}> ?v . FILTER(isIRI(?e)) }}"
 _WORLD_BY_CLASS = f"""SELECT DISTINCT ?e ?v WHERE {{
   ?c <{WORLD_KNOWN}> ?v . ?sub <{RDFS}subClassOf>* ?c . ?e a ?sub . FILTER(isIRI(?e))
@@ -511,10 +525,11 @@ class WorldKnowledge:
     An entity is world-known by, first to last: its own ``kgs:worldKnown true|false``; a
     class of it (``rdf:type`` / ``rdfs:subClassOf*``) with ``kgs:worldKnown`` (true if any
     class says true); an ``owl:sameAs`` / ``skos:exactMatch`` / ``schema:sameAs`` link to a
-    public graph (Wikidata, DBpedia, Wikipedia, GeoNames, Freebase, YAGO), or an IRI of one
-    itself. A fact is world knowledge when its subject is world-known, its object is a value
-    or a world-known entity, and its relation is not marked ``kgs:worldKnown false``: the
-    UTC offset of Sochi is; the city a fictional employee lives in is not.
+    public graph (Wikidata, DBpedia, Wikipedia, GeoNames, Freebase, YAGO); an IRI of one
+    itself, or of any namespace ending in a Freebase id (:func:`public_iri`). A fact is world
+    knowledge when its subject is world-known, its object is a value or a world-known
+    entity, and its relation is not marked ``kgs:worldKnown false``: the UTC offset of Sochi
+    is; the city a fictional employee lives in is not.
 
     Args:
         known: IRIs world-known by a statement or link.
@@ -536,14 +551,22 @@ class WorldKnowledge:
         by_class: dict[str, set[bool]] = {}
         for e, v in kg.select(_WORLD_BY_CLASS):
             by_class.setdefault(e.value, set()).add(_world_flag(e, v))
-        linked = {e.value for e, t in kg.select(_WORLD_LINKS) if PUBLIC_KB_IRI.match(t.value)}
+        linked = {e.value for e, t in kg.select(_WORLD_LINKS) if public_iri(t.value)}
         said = {e: True in flags for e, flags in by_class.items()} | direct  # the entity's own statement wins
         known = {e for e, v in said.items() if v} | (linked - said.keys())
         return cls(known, {e for e, v in said.items() if not v})
 
     def entity(self, iri: str) -> bool:
         """Whether the entity ``iri`` is world-known."""
-        return iri in self.known or (iri not in self.unknown and PUBLIC_KB_IRI.match(iri) is not None)
+        return iri in self.known or (iri not in self.unknown and public_iri(iri))
+
+    def why(self, iri: str) -> str:
+        """Why the world-known entity ``iri`` is, in a few words: what a message says of it."""
+        if iri in self.known:
+            return "marked kgs:worldKnown or linked to a public graph"
+        if FREEBASE_ID.search(iri):
+            return "its IRI ends in a Freebase id"
+        return "an IRI of a public graph"
 
     def fact(self, subject: str, relation: str, obj: str | None) -> bool:
         """Whether a triple is world knowledge; ``obj`` is None for a literal value."""

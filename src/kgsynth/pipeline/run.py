@@ -88,14 +88,15 @@ class CellPlan(BaseModel):
 
 
 def plan_cells(kg: KnowledgeGraph, config: SynthConfig, rules: dict[str, Rule], empty_cells: bool = False,
-               published: Published | None = None) -> list[CellPlan]:
+               published: Published | None = None, builder: ScenarioBuilder | None = None) -> list[CellPlan]:
     """The scenario phase: every scenario the graph gives, grouped by cell, shuffled by
     seed; in the order the cells are run (:func:`_questions`). With ``empty_cells``, the
     cells of the configured grid (every category and format the graph gives, at every
     difficulty asked) that have no scenario are planned too, empty: a run reports them
     unfillable. A scenario whose subgraph or question is ``published`` is left out (its
-    cell stays in the grid)."""
-    builder = ScenarioBuilder(kg, rules, config.dataset.languages, world_knowledge=config.world_policy)
+    cell stays in the grid). ``builder`` (one of ``config``'s, made here when None) keeps
+    the count of subgraphs left out as world knowledge."""
+    builder = builder or _builder(kg, config, rules)
     by_cell: dict[str, dict[str, Scenario]] = defaultdict(dict)
     grid: set[tuple[str, str]] = set()
     wanted_difficulties, wanted_formats = set(config.dataset.difficulties), set(config.dataset.formats)
@@ -307,19 +308,36 @@ def _run(kg: KnowledgeGraph, config: SynthConfig, out: Path, rules: dict[str, Ru
          progress: Progress | None, published: Published | None = None) -> SynthResult:
     with ExitStack() as frozen:
         with collector_paused():
-            plans = plan_cells(kg, config, rules, empty_cells=True, published=published)
+            builder = _builder(kg, config, rules)
+            plans = plan_cells(kg, config, rules, empty_cells=True, published=published, builder=builder)
             frozen.enter_context(_frozen())  # before the collector is back: it would scan every scenario once
+        notes = [_world_left_out(builder)] if builder.world_skipped else []
         with full_collections_rarer():
-            return _run_plans(kg, config, out, rules, plans, triples, run_key, progress, published)
+            return _run_plans(kg, config, out, rules, plans, triples, run_key, progress, published, notes)
+
+
+def _builder(kg: KnowledgeGraph, config: SynthConfig, rules: dict[str, Rule]) -> ScenarioBuilder:
+    return ScenarioBuilder(kg, rules, config.dataset.languages, world_knowledge=config.world_policy)
+
+
+def _world_left_out(builder: ScenarioBuilder) -> str:
+    """One line on the subgraphs ``builder`` left out as world knowledge: how many, why (an
+    example entity and what makes it world-known) and how to build them anyway."""
+    example, checked = builder.world_example, builder.world_policy == "closed_book"
+    which = " (their yes/no questions, which the closed-book filter cannot check)" if checked else ""
+    return (f"{builder.world_skipped.total():,} subgraphs answerable from world knowledge were left out{which}: "
+            f"their entities are real, e.g. <{example}> ({builder.world.why(example)}); --world-knowledge keep "
+            '(sampling.world_knowledge = "keep") builds them, flagged metadata.world_knowledge')
 
 
 def _run_plans(kg: KnowledgeGraph, config: SynthConfig, out: Path, rules: dict[str, Rule], plans: list[CellPlan], triples: int | None,
-               run_key: str, progress: Progress | None, published: Published | None = None) -> SynthResult:
+               run_key: str, progress: Progress | None, published: Published | None = None,
+               notes: Sequence[str] = ()) -> SynthResult:
     if not any(plan.scenarios for plan in plans):
         if published and any(plan.scenarios for plan in plan_cells(kg, config, rules)):
             raise KgsynthError("every scenario the graph gives repeats a subgraph or a question of an earlier release: "
                                "add facts to the graph, or ask other shapes, difficulties or formats")
-        raise KgsynthError(f"the graph gives no scenario for the configured shapes, difficulties and formats: {_why_no_scenario(kg, config, rules)}")
+        raise KgsynthError(_why_no_scenario(kg, config, rules))
     languages = config.dataset.languages
     per_cell = _per_cell(config, _with_scenarios(plans))  # cells without any are unfillable
     _check_fillable(config, plans, per_cell)
@@ -338,7 +356,7 @@ def _run_plans(kg: KnowledgeGraph, config: SynthConfig, out: Path, rules: dict[s
                         if progress:
                             progress(min(work.items, wanted), wanted)
                 workers = words.report()
-        result = _assemble(out, work, config, per_cell, plans, kg, triples, wording.stage_names(), rules, run_key)
+        result = _assemble(out, work, config, per_cell, plans, kg, triples, wording.stage_names(), rules, run_key, notes)
     finally:
         if models:
             models.cache.close()
@@ -376,25 +394,26 @@ def _finished(out: Path, run_key: str) -> SynthResult | None:
 
 
 def _why_no_scenario(kg: KnowledgeGraph, config: SynthConfig, rules: dict[str, Rule]) -> str:
-    """What each configured shape gave, and the likely cause where it gave no subgraph
-    (asked only when the run cannot start: it samples again)."""
-    builder = ScenarioBuilder(kg, rules, config.dataset.languages, world_knowledge=config.world_policy)
+    """Why the run has no scenario, in one line: the subgraphs left out as world knowledge
+    first, then what each other configured shape gave, and the likely cause where it gave no
+    subgraph (asked only when the run cannot start: it samples again)."""
+    builder = _builder(kg, config, rules)
     sampled, built = Counter(), Counter()
     for subgraph in _subgraphs(kg, config):
         sampled[subgraph.shape] += 1
         built[subgraph.shape] += sum(1 for _ in builder.build(subgraph))
     said = []
     for shape in config.sampling.shapes:
+        rest = sampled[shape] - builder.world_skipped[shape.value]  # those left out as world knowledge are told first
         if not sampled[shape]:
             said.append(f"{shape.value}: no subgraph ({_why_no_subgraph(kg, shape, rules)})")
-        elif not built[shape] and builder.world_skipped[shape.value]:
-            said.append(f"{shape.value}: {sampled[shape]:,} subgraphs, {builder.world_skipped[shape.value]:,} of them answerable "
-                        "from world knowledge and left out (sampling.world_knowledge)")
-        elif not built[shape]:
-            said.append(f"{shape.value}: {sampled[shape]:,} subgraphs, none with a question and gold in every language")
-        else:
+        elif not built[shape] and rest:
+            said.append(f"{shape.value}: {rest:,} subgraphs, none with a question and gold in every language")
+        elif built[shape]:
             said.append(f"{shape.value}: {built[shape]:,} scenarios, none in the difficulties and formats asked")
-    return "; ".join(said)
+    if builder.world_skipped:
+        return "; ".join([f"no scenario to build: {_world_left_out(builder)}", *said])
+    return f"the graph gives no scenario for the configured shapes, difficulties and formats: {'; '.join(said)}"
 
 
 _UNIQUE_LABEL = f"""SELECT ?s WHERE {{ ?s {LABEL_PATH} ?label .
@@ -1137,9 +1156,10 @@ def _run_key(config: SynthConfig, triples: int | None, fingerprint: str | None, 
 
 def _assemble(
     out: Path, work: _Work, config: SynthConfig, per_cell: int, plans: list[CellPlan], kg: KnowledgeGraph, triples: int | None,
-    stages: list[str], rules: dict[str, Rule], run_key: str,
+    stages: list[str], rules: dict[str, Rule], run_key: str, notes: Sequence[str] = (),
 ) -> SynthResult:
-    """Write the dataset files from the progress log, in the fixed cell and scenario order."""
+    """Write the dataset files from the progress log, in the fixed cell and scenario order;
+    ``notes`` go first among the manifest's."""
     closed = work.closed
     filled = [p.key for p in plans if closed[p.key]["closed"] >= per_cell]
     unfillable = {p.key: closed[p.key]["closed"] for p in plans if p.key not in filled}
@@ -1187,7 +1207,7 @@ def _assemble(
         "answers": answers.report(),
         "files": files,
         "shortfall": _shortfall(config, per_cell, closed, sum(counts.values())),
-        "notes": _notes(config, per_cell, closed, sum(counts.values()), unfillable) + answers.notes(),
+        "notes": [*notes, *_notes(config, per_cell, closed, sum(counts.values()), unfillable), *answers.notes()],
         "run_key": run_key,
     }
     write_json_atomic(out / "manifest.json", manifest)

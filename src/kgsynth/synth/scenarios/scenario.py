@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict
 from kgsynth.formats.answers import AnswerFormat, Choices, Constraints, canonical_gold, class_aliases
 from kgsynth.kg import KnowledgeGraph, local_name
 from kgsynth.kg._terms import date_or_year
-from kgsynth.kg.vocab import SET_OPERATIONS, XSD, Operation, Rule, WorldKnowledge, fact_sources
+from kgsynth.kg.vocab import SET_OPERATIONS, XSD, Operation, Rule, RuleOrigin, WorldKnowledge, fact_sources
 from kgsynth.queries import CachedModel, Fact, Node, Shape, Subgraph, share_field_names
 from kgsynth.synth.naming.lexicon import Lexicon, Wording, wording
 from kgsynth.synth.naming.questions import fan_chain, retrieval_question, rule_question
@@ -243,7 +243,8 @@ class ScenarioBuilder:
         languages: the languages every scenario must be able to speak.
         world_knowledge: what to do with a subgraph a model can answer from world knowledge
             (:data:`WorldPolicy`; ``SynthConfig.world_policy`` resolves the config's setting);
-            ``world_skipped`` counts the subgraphs not built for it, by shape.
+            ``world_skipped`` counts the subgraphs not built for it, by shape, and
+            ``world_example`` names the world-known entity of the first of them.
     """
 
     def __init__(self, kg: KnowledgeGraph, rules: Mapping[str, Rule], languages: Iterable[str] = LANGUAGES,
@@ -253,6 +254,7 @@ class ScenarioBuilder:
         self.sources = fact_sources(kg)
         self.world_policy = world_knowledge
         self.world_skipped: Counter[str] = Counter()
+        self.world_example: str | None = None
         self.rules = rules
         self.languages = tuple(languages)
         iris = {i for r in rules.values() for i in (r.domain, r.category, r.applies_to_class) if i}
@@ -270,7 +272,7 @@ class ScenarioBuilder:
         whose answer is world knowledge is flagged, or not built (``world_knowledge``)."""
         world = self.world_answerable(subgraph)
         if world and self.world_policy == "skip":
-            self.world_skipped[subgraph.shape.value] += 1
+            self._left_out(subgraph)
             return
         if subgraph.shape is Shape.rule_application:
             scenarios = self._rule_scenarios(subgraph)
@@ -286,7 +288,14 @@ class ScenarioBuilder:
                 continue
             yield scenario.model_copy(update={"world_knowledge": True})
         if dropped:
-            self.world_skipped[subgraph.shape.value] += 1
+            self._left_out(subgraph)
+
+    def _left_out(self, subgraph: Subgraph) -> None:
+        """Count a world-answerable subgraph not built (or built in part), and keep the
+        first one's world-known entity as the example a message names."""
+        self.world_skipped[subgraph.shape.value] += 1
+        if self.world_example is None:
+            self.world_example = next(f.subject.value for f in subgraph.facts if self.world.entity(f.subject.value))
 
     def _sources_of(self, facts: tuple[Fact, ...]) -> tuple[str, ...]:
         if not self.sources:
@@ -301,7 +310,10 @@ class ScenarioBuilder:
         lives in Kazan") makes the dialogue necessary, while Sochi's UTC offset or the
         country of Kazan does not; a conditional's two facts each narrow the answer, so one
         world fact that alone picks it out of the graph is enough ("What is both the
-        country of Kazan and the home country of Anna?")."""
+        country of Kazan and the home country of Anna?"). A rule's answer needs the rule as
+        well: a library rule (an age, a density) a model knows; an invented one it cannot."""
+        if subgraph.shape is Shape.rule_application and not self._library_rule(subgraph):
+            return False
         facts, known = subgraph.facts, self.world.fact
         said = (known(f.subject.value, f.relation.value, f.object.value if f.object.kind == "iri" else None) for f in facts)
         if subgraph.shape is not Shape.conditional or len(subgraph.answer) != 1:
@@ -309,6 +321,10 @@ class ScenarioBuilder:
         world = list(said)
         return bool(world) and (all(world) or any(w and _picks_out(self.kg, f, subgraph.answer[0])
                                                   for f, w in zip(facts, world, strict=True)))
+
+    def _library_rule(self, subgraph: Subgraph) -> bool:
+        rule = self.rules.get(subgraph.rule.value) if subgraph.rule else None
+        return rule is not None and rule.origin is RuleOrigin.library
 
     # ------------------------------------------------------------------ rule application
     def _rule_scenarios(self, subgraph: Subgraph) -> Iterator[Scenario]:
