@@ -2,6 +2,7 @@
 
 from kgsynth.queries._anchors import Anchors
 from kgsynth.queries._extract import enumerate_subgraphs, sample_subgraphs, templates_for
+from kgsynth.queries._identify import picks_out
 from kgsynth.queries._subgraph import CachedModel, Fact, Node, Shape, Subgraph, share_field_names
 from kgsynth.queries._templates import Template, load_template, template_names
 
@@ -15,6 +16,7 @@ __all__ = [
     "Template",
     "enumerate_subgraphs",
     "load_template",
+    "picks_out",
     "sample_subgraphs",
     "share_field_names",
     "template_names",

@@ -29,7 +29,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kgsynth.errors import KgsynthError
-from kgsynth.formats import locale
+from kgsynth.formats import locale, morph
 from kgsynth.formats.answers import has_any_word, has_word, numbers_in
 from kgsynth.queries import Fact, Node
 from kgsynth.synth.dialogues.phrases import NOISE, PAUSES, PHRASES, ROLES, SPEAKERS, YES_NO
@@ -42,6 +42,8 @@ from kgsynth.synth.scenarios.scenario import (
     Scenario,
     merge_pieces,
     misstatable,
+    said_by_name,
+    said_in_name,
     several_valued,
 )
 
@@ -343,7 +345,7 @@ def _plan_reask(scenario: Scenario, plan: list, slots: list[int], settings: Dial
     several = several_valued(scenario.facts)
     options = [(s, f) for i, s in enumerate(slots) for f in scenario.pieces[i].facts
                if s + 2 < len(plan) and plan[s + 1] is None and plan[s + 2] is None and f not in several
-               and not isinstance(scenario.facts[f].object.python, bool)]  # a yes/no fact is a sentence, not a value
+               and _said_as_a_value(scenario.facts[f])]
     if options:
         slot, fact = rng.choice(options)
         plan[slot + 1], plan[slot + 2] = ("reask", {"fact": fact}), ("restate", {"fact": fact})
@@ -407,10 +409,11 @@ def _confusable_facts(scenario: Scenario, lang: str, others: Sequence[Scenario],
     texts = {*values, *([gold] if isinstance(gold, str) else gold)}
     numbers = frozenset().union(*map(numbers_in, texts))  # "150,000" and "150,000 roubles" are one value
     objects = {f.object.python for f in scenario.facts if not isinstance(f.object.python, bool)}
-    return [said for other in others for relation, said, value_numbers in _facts_of_entity(other, lang)
-            if type(said[3]) is kinds.get(relation) and said[1] not in texts and said[3] not in objects
-            and said[3] not in misstated
-            and not numbers & value_numbers]
+    found = [said for other in others for relation, said, value_numbers in _facts_of_entity(other, lang)
+             if type(said[3]) is kinds.get(relation) and said[1] not in texts and said[3] not in objects
+             and said[3] not in misstated
+             and not numbers & value_numbers]
+    return list(dict.fromkeys(found))  # two lent scenarios about one entity share its facts: each said once
 
 
 def _facts_of_entity(scenario: Scenario, lang: str) -> list[tuple[str, tuple[str, str | None, str, object], frozenset]]:
@@ -421,7 +424,7 @@ def _facts_of_entity(scenario: Scenario, lang: str) -> list[tuple[str, tuple[str
     if key not in scenario.derived:
         said = []
         for fact, words in zip(scenario.facts, scenario.wording[lang].facts, strict=True):
-            if fact.subject.value == scenario.entity.value:
+            if fact.subject.value == scenario.entity.value and not said_by_name(fact):
                 value = words.spoken or words.value or render_value(fact, scenario, lang)
                 said.append((fact.relation.value, (words.noun_of, value, words.statement, fact.object.python), numbers_in(value)))
         scenario.derived[key] = said
@@ -432,7 +435,12 @@ def _states_a_value(scenario: Scenario, entry: tuple[str, dict]) -> bool:
     """Whether a planned turn states a value (not only a name, or a yes/no fact as a sentence)."""
     kind, args = entry
     facts = scenario.pieces[args["piece"]].facts if kind == "piece" else ()
-    return kind == "restate" or any(not isinstance(scenario.facts[i].object.python, bool) for i in facts)
+    return kind == "restate" or any(_said_as_a_value(scenario.facts[i]) for i in facts)
+
+
+def _said_as_a_value(fact: Fact) -> bool:
+    """Whether a turn says the fact's value: not a yes/no fact (a sentence), nor one its subject's name says."""
+    return not isinstance(fact.object.python, bool) and not said_by_name(fact)
 
 
 def _domain(scenario: Scenario, lang: str) -> str:
@@ -471,13 +479,17 @@ class _Writer:
         self.noise = NOISE[lang].get(_domain(scenario, lang), NOISE[lang]["general"])
         self.paused = False  # whether the last noise line was a pause (answered "No problem"), not a remark
         self.named = False
-        self.stated: set[str] = set()  # relations already stated (for "another ...")
+        self.stated: set[tuple[str, str]] = set()  # (subject, relation) of the values stated (for "another ...")
+        self.confused: set[str] = set()  # the nouns with their subjects the confusable turns said
         self.used: set[str] = set()  # phrases already said in this dialogue
         self.misstated_by: dict[int, str] = {}  # fact -> the speaker who misstated it
         # a yes/no fact is written as its whole statement ("Pavel is a tax resident"); rendered is each
         # value as fact_values records it, spoken the same with the article a sentence needs ("the Pine store");
         # ``values`` are the facts' render_value
         self.rendered = {i: w.statement or w.value or values[i] for i, w in enumerate(self.words.facts)}
+        # a value the subject's name says is written as the name says it («Москве» of «офис … в Москве»)
+        self.rendered |= {i: said_in_name(f, lang) or self.rendered[i]
+                          for i, f in enumerate(scenario.facts) if said_by_name(f)}
         self.spoken = {i: w.spoken or self.rendered[i] for i, w in enumerate(self.words.facts)}
 
     def values(self) -> tuple[str, ...]:
@@ -515,6 +527,8 @@ class _Writer:
             parts.append(self._introduction(piece.name, piece.entity_class))
         self.named = self.named or piece.name
         for i in piece.facts:
+            if said_by_name(self.s.facts[i]):
+                continue  # the piece names the subject, whose name says it
             if args.get("corrected") == i:
                 fact = self.s.facts[i]
                 wrong = _render(fact.object, fact, self.s, self.lang, args["wrong"])
@@ -525,12 +539,16 @@ class _Writer:
         return _tidy(" ".join(parts)), piece.facts
 
     def _confusable(self, noun_of: str, value: str, statement: str | None) -> str:
-        """Another entity's fact, naming it; the topic is named again before its next fact."""
+        """Another entity's fact, naming it (a further value of its relation says it is another
+        one); the topic is named again before its next fact."""
         self.named = False
         if statement:
             return self._pick("yes_no").format(statement=statement)
+        kind = "confusable_again" if noun_of in self.confused else "confusable"
+        self.confused.add(noun_of)
         the_noun = f"the {noun_of}" if self.lang == "en" else noun_of
-        return _tidy(self._pick("confusable").format(the_noun=the_noun, The_noun=_cap(the_noun), value=value))
+        return _tidy(self._pick(kind).format(the_noun=the_noun, The_noun=_cap(the_noun), another=self._another(noun_of),
+                                             value=value))
 
     def _introduction(self, name: bool, entity_class: bool) -> str:
         """The entity's name and/or class. A class the name already says ("Claim CL-1", an
@@ -551,13 +569,14 @@ class _Writer:
         )
 
     def _statement(self, index: int, value: str) -> str:
-        """One fact as a sentence; a second value of a relation already stated says it is another one."""
+        """One fact as a sentence; a further value of its subject's relation says it is another one."""
         fact, words = self.s.facts[index], self.words.facts[index]
         if words.statement:
             return self._pick("yes_no").format(statement=words.statement)
-        kind = "fact_again" if fact.relation.value in self.stated and self._implicit(index) else "fact"
-        self.stated.add(fact.relation.value)
-        return self._pick(kind).format(value=value, **self._noun_slots(index))
+        key = (fact.subject.value, fact.relation.value)
+        kind = "fact_again" if key in self.stated else "fact"
+        self.stated.add(key)
+        return _cap(self._pick(kind).format(value=value, **self._noun_slots(index)))
 
     def _implicit(self, index: int) -> bool:
         """Whether the fact is about the topic, already named, so its noun needs no subject:
@@ -568,10 +587,13 @@ class _Writer:
 
     def _noun_slots(self, index: int) -> dict[str, str]:
         words = self.words.facts[index]
-        the_noun = words.short if self._implicit(index) else words.noun_of
-        if self.lang == "en":
-            the_noun = f"the {the_noun}"
-        return {"the_noun": the_noun, "The_noun": _cap(the_noun), "noun": words.noun, "which": words.which}
+        noun = words.short if self._implicit(index) else words.noun_of
+        the_noun = f"the {noun}" if self.lang == "en" else noun
+        return {"the_noun": the_noun, "The_noun": _cap(the_noun), "another": self._another(noun), "which": words.which}
+
+    def _another(self, noun: str) -> str:
+        """A noun as a further value of its relation: "another monthly purchase", «ещё одна покупка за месяц»."""
+        return f"another {noun}" if self.lang == "en" else f"ещё {morph.agree('один', noun)} {noun}"
 
     def _pick(self, kind: str) -> str:
         return self._fresh(self.phrases[kind])

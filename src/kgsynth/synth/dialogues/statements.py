@@ -5,9 +5,11 @@ Slots, filled from a scenario's :class:`~kgsynth.synth.naming.lexicon.Wording`:
 ``{cls}`` / ``{a_cls}`` (the class noun; Russian ``{cls_datv}``, ``{cls_accs}``),
 ``{the_noun}`` (the relation's noun, with its subject when the subject is not the topic:
 "the monthly salary of Ivan Smirnov", «месячная зарплата у Ивана Смирнова»; without the
-words the topic's name repeats when it is: "the budget" of "Trip TR-1"), ``{noun}``,
-``{which}`` (Russian "какой" agreeing with the noun), ``{value}``, ``{wrong}`` and
-``{statement}`` (a yes/no fact as a sentence). Every template reads right whether the entity is a person or a thing. A correction
+words the topic's name repeats when it is: "the budget" of "Trip TR-1"), ``{another}``
+(the same noun as a further value of the subject's relation: "another monthly purchase",
+«ещё одна покупка за месяц»; a sentence opening with it is capitalised), ``{which}``
+(Russian "какой" agreeing with the noun), ``{value}``, ``{wrong}`` and ``{statement}`` (a
+yes/no fact as a sentence). Every template reads right whether the entity is a person or a thing. A correction
 always says it is one, and a further value of a relation always says it is another one,
 never which in order, so neither can be read as the other.
 """
@@ -45,12 +47,12 @@ STATEMENTS: dict[str, dict[str, tuple[str, ...]]] = {
             "I checked: {the_noun} is {value}.",
         ),
         "fact_again": (
-            "On top of that, there is another {noun}, a separate one: {value}.",
-            "There is one more {noun} as well, on top of the others: {value}.",
-            "And a further {noun}, in addition: {value}.",
-            "The list also has another {noun}: {value}.",
-            "Add to that another {noun}: {value}.",
-            "Another {noun} on the list: {value}.",
+            "On top of that, there is {another}, a separate one: {value}.",
+            "There is {another} as well, on top of the others: {value}.",
+            "And {another}, in addition: {value}.",
+            "The list also has {another}: {value}.",
+            "Add to that {another}: {value}.",
+            "{another} on the list: {value}.",
         ),
         "yes_no": ("By the way, {statement}.", "For the record, {statement}.", "Also worth noting: {statement}."),
         "confusable": (  # a fact of another entity of the same kind, named: it must not be taken for the topic's
@@ -58,6 +60,12 @@ STATEMENTS: dict[str, dict[str, tuple[str, ...]]] = {
             "Not ours, but for comparison: {the_noun} is {value}.",
             "Unrelated, but I just saw that {the_noun} is {value}.",
             "That reminds me of another file: {the_noun} is {value}.",
+        ),
+        "confusable_again": (  # a further value of that other entity's relation
+            "Also not ours, but there is {another}: {value}.",
+            "From that same other file: {another} is {value}.",
+            "By the way, that other case also has {another}: {value}.",
+            "In that same other file, {another} is {value}.",
         ),
         "slip": (  # a value said wrongly, corrected later (a number or a date, never a yes/no)
             "If I remember right, {the_noun} is {value}.",
@@ -109,12 +117,12 @@ STATEMENTS: dict[str, dict[str, tuple[str, ...]]] = {
             "Проверено: {the_noun} — {value}.",
         ),
         "fact_again": (
-            "Кроме того, есть ещё одна, отдельная запись: {noun} — {value}.",
-            "И это не всё: отдельно есть ещё {noun} — {value}.",
-            "Плюс ещё одна запись сверх этих: {noun} — {value}.",
-            "Ещё одна запись в списке: {noun} — {value}.",
-            "В списке есть и такая запись: {noun} — {value}.",
-            "Добавлю ещё запись: {noun} — {value}.",
+            "Кроме того, есть {another} — {value}.",
+            "И это не всё: есть {another} — {value}.",
+            "Плюс {another} — {value}.",
+            "{another} — {value}.",
+            "В списке есть и {another}: {value}.",
+            "Добавлю: {another} — {value}.",
         ),
         "yes_no": ("Кстати, {statement}.", "Для справки: {statement}.", "Отмечу: {statement}."),
         "confusable": (
@@ -122,6 +130,12 @@ STATEMENTS: dict[str, dict[str, tuple[str, ...]]] = {
             "Не про наш случай, но для сравнения: {the_noun} — {value}.",
             "К слову, по другому делу: {the_noun} — {value}.",
             "Это из соседней папки: {the_noun} — {value}.",
+        ),
+        "confusable_again": (
+            "Тоже не наш случай, но есть {another} — {value}.",
+            "Из той же соседней папки: {another} — {value}.",
+            "К слову, по тому же делу есть {another} — {value}.",
+            "По тому же чужому делу: {another} — {value}.",
         ),
         "slip": (
             "Если я правильно помню, {the_noun} — {value}.",

@@ -5,7 +5,14 @@ for the value of a relation ("What is the monthly salary of Ivan Smirnov?"), a s
 entity two facts single out, or the end of a chain whose bridges are described, never
 named ("What is the opening date of the usual store of Irina Zaitseva?"), or every end of
 a chain that fans out ("List every employee who shares a department with Anna Petrova.",
-"List every traveller of a trip whose destination is Sochi."). Rule questions come from the
+"List every traveller of a trip whose destination is Sochi."). No more than two nouns are
+chained one of the next ("the X of the Y of Z", «X у Y Z»; English also counts the "of"
+inside a noun: "date of birth"): a longer chain takes the possessive ("Anna Petrova's city
+of residence") or a sentence that introduces a bridge, which the question then calls "that
+<noun>" ("Policy P-1 has a policyholder. What is the date of birth of that policyholder?").
+A shared value is asked "in common" ("Which tariff do Booking BK-1 and Booking BK-2 have in
+common?"), and a condition only where the rest of the question leaves several answers
+("Which item of Order ORD-1 is the one whose price is 5,990?"). Rule questions come from the
 rule's ``kgs:question`` (``{entity}``, or ``{entity:gent}`` for a declined Russian name;
 ``{bridge}`` for an input's kgs:via bridge, described by its relation: "the policyholder of
 Policy P-1"), else from a question per operation that never names the rule.
@@ -14,17 +21,22 @@ Policy P-1"), else from a question per operation that never names the rule.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from kgsynth.formats import morph
 from kgsynth.formats.answers import unit_words
 from kgsynth.formats.locale import plural_ru
 from kgsynth.kg.vocab import Operation, Rule
-from kgsynth.queries import Fact, Node, Shape, Subgraph
+from kgsynth.queries import Fact, Node, Shape, Subgraph, picks_out
 from kgsynth.synth.naming.lexicon import Lexicon, naming, noun_of, shortened
 
 _SLOT = re.compile(r"\{(\w+)(?::([\w+]+))?\}")
 _REPEATED_WORD = re.compile(r"\b([a-zа-яё]\w*) \1\b")  # lower case: a name may repeat a word ("Bora Bora")
+_MOST_CHAINED = 2  # nouns said one of the next: a third ("the X of the Y of the Z of W") reads as a puzzle
+# where a run of "of"s ends: punctuation, and the words that open a clause or carry its verb
+_CLAUSE_BREAK = re.compile(r"[,.;:?!]|\b(?:whose|that|who|which|is|are|was|were|has|have|had|does|do|did)\b")
+_OF = re.compile(r"\bof\b")
 
 # For rules without kgs:question: what each operation computes, asked without the rule. A
 # role's slot ({date}, {amount:gent}) is the noun of the relation that plays it.
@@ -39,8 +51,8 @@ _RULE_QUESTIONS = {
     Operation.bracket_class: ("Which class does {entity} fall into?", "К какому классу относится {entity}?"),
     Operation.ratio: ("What is the {numerator} of {entity} divided by its {denominator}?",
                       "Сколько получится, если {numerator:accs} {entity:gent} разделить на {denominator:accs}?"),
-    Operation.difference: ("What is the {to} of {entity} minus its {from}?",
-                           "Сколько получится, если из {to:gent} {entity:gent} вычесть {from:accs}?"),
+    Operation.difference: ("How much greater is the {to} of {entity} than its {from} (negative if smaller)?",
+                           "На сколько {to} {entity:gent} больше, чем {from} (со знаком минус, если меньше)?"),
     Operation.percent_change: ("By how many percent is the {to} of {entity} above its {from} (negative if below)?",
                                "На сколько процентов {to} {entity:gent} больше, чем {from} (со знаком минус, если меньше)?"),
     Operation.years_between: ("How many years passed from the {start} of {entity} to the {end}?",
@@ -196,13 +208,23 @@ def retrieval_question(subgraph: Subgraph, lang: str, lexicon: Lexicon) -> str:
     if subgraph.shape is Shape.set:
         return ask.inverse_set(facts) if subgraph.variant == "inverse" else ask.forward_set(facts)
     if subgraph.shape is Shape.conditional:
-        return getattr(ask, subgraph.variant)(facts[0], facts[1])
+        return _conditional(ask, subgraph, lexicon)
     if subgraph.shape is Shape.comparison:
         later = bool(facts[0].object.datatype and "date" in facts[0].object.datatype)
         return ask.comparison(facts[0], facts[1], later)
     if subgraph.shape is Shape.multihop_set:
         return ask.multihop_set(fan_chain(subgraph))
     return ask.multihop(facts, inverse_start=facts[0].object.value == subgraph.mention[0].value)
+
+
+def _conditional(ask: _English | _Russian, subgraph: Subgraph, lexicon: Lexicon) -> str:
+    first, second = subgraph.facts
+    if subgraph.variant != "chain":
+        return getattr(ask, subgraph.variant)(first, second)
+    # the one value of its relation the named node has ("the city of Sapphire Hotel") needs no condition
+    if picks_out(lexicon.kg, first, subgraph.answer[0]):
+        return ask.simple(first)
+    return ask.chain(first, second)
 
 
 def fact_noun(fact: Fact, lang: str, lexicon: Lexicon) -> str:
@@ -212,18 +234,113 @@ def fact_noun(fact: Fact, lang: str, lexicon: Lexicon) -> str:
     return ask.of(fact, fact.subject)
 
 
-class _English:
+def _of_run(text: str) -> int:
+    """The most "of"s in a row in ``text``: between punctuation and the words that open a
+    clause or carry its verb ("whose", "is", "has"); "the date of birth of the policyholder
+    of Policy P-1" has three."""
+    return max(len(_OF.findall(part)) for part in _CLAUSE_BREAK.split(text))
+
+
+def _fan_chained(chain: FanChain) -> int:
+    """The nouns a set-valued chain's listing chains before the node it fans out from: none
+    when a clause describes the members ("whose department is <pivot>"), else the fan's and
+    the last hop's ("every city of residence of an item of <pivot>")."""
+    return 0 if chain.fan_inverse else 1 + (chain.last is not None)
+
+
+class _Asker:
+    """What a question says alike in both languages: nouns, chains of hops said each of the
+    next, and where such a chain is split (the module docstring)."""
+
+    lang = ""
+
     def __init__(self, lexicon: Lexicon):
         self.lex = lexicon
 
     def noun(self, fact: Fact) -> str:
-        return self.lex.noun(fact.relation, "en", fact.object)
+        return self.lex.noun(fact.relation, self.lang, fact.object)
 
     def inverse(self, fact: Fact) -> str:
-        return self.lex.inverse_noun(fact.relation, "en", fact.subject)
+        return self.lex.inverse_noun(fact.relation, self.lang, fact.subject)
 
-    def name(self, node: Node) -> str:
-        return self.lex.name(node, "en")
+    def name(self, node: Node, case: str = "nomn") -> str:
+        return self.lex.name(node, self.lang, case)
+
+    def of_inverse(self, fact: Fact, inverse: str) -> str:
+        """The noun said of what ``inverse`` names, without the words it repeats ("number" of an order)."""
+        return shortened(self.noun(fact), inverse, self.lang)
+
+    def simple(self, fact: Fact) -> str:
+        if isinstance(fact.object.python, bool):
+            return self.lex.yes_no_question(fact.relation, fact.subject, self.lang)
+        return self.value_of(fact, fact.subject)
+
+    def multihop(self, facts: tuple[Fact, ...], inverse_start: bool) -> str:
+        start, hops = self.start_and_hops(facts[:-1], inverse_start)
+        last = facts[-1]
+        if isinstance(last.object.python, bool):  # "Does the hotel of Booking BK-1 have a swimming pool?"
+            return self.chained(start, hops, lambda phrase: self.lex.yes_no_question(last.relation, phrase, self.lang))
+        return self.chained(start, hops, lambda phrase: self.value_of(last, phrase))
+
+    def multihop_set(self, chain: FanChain) -> str:
+        if chain.shares:
+            return self.shared_with(chain)
+        if not chain.prefix:
+            return self.listed(chain, chain.start)
+        start, hops = self.start_and_hops(chain.prefix, chain.prefix[0].object == chain.start)
+        return self.chained(start, hops, lambda pivot: self.listed(chain, pivot), outer=_fan_chained(chain))
+
+    def start_and_hops(self, facts: Sequence[Fact], inverse_start: bool) -> tuple[Node | str, Sequence[Fact]]:
+        """Where a chain of facts starts, and its hops: the first fact's subject, or
+        (``inverse_start``) that subject described by the first fact ("the order whose order
+        number is ORD-1"), the other facts then being the hops."""
+        if inverse_start:
+            return self.described_by(facts[0]), facts[1:]
+        return facts[0].subject, facts
+
+    def nested(self, start: Node | str, hops: Sequence[Fact]) -> Node | str:
+        """What ``hops`` reach from ``start``, each hop's noun said of the one before:
+        "the country of the city of residence of Anna Petrova"."""
+        phrase = start
+        for fact in hops:
+            phrase = self.of(fact, phrase)
+        return phrase
+
+    def chained(self, start: Node | str, hops: Sequence[Fact], frame: Callable[[Node | str], str],
+                outer: int = 1) -> str:
+        """``frame`` (the question around a phrase, which chains ``outer`` nouns before it:
+        "the X of", «X у», «бассейн в») around what ``hops`` reach from ``start``, said the
+        most direct way that chains at most :data:`_MOST_CHAINED` nouns (:meth:`phrasings`)."""
+        text = ""
+        for intro, phrase, chained, intro_chained in self.phrasings(start, hops):
+            text = f"{intro} {frame(phrase)}" if intro else frame(phrase)
+            if self.reads_well(text, outer + chained, intro_chained):
+                break
+        return text
+
+    def phrasings(self, start: Node | str, hops: Sequence[Fact]) -> Iterator[tuple[str, Node | str, int, int]]:
+        """(a sentence before the question, the phrase, the nouns the phrase chains, the
+        nouns that sentence chains) of each way to say what ``hops`` reach, the most direct
+        first: the whole chain, a named start in the possessive, then a sentence that
+        introduces the first bridge ("Policy P-1 has a policyholder."), the second, and so
+        on, the question calling it "that policyholder" (possessive too: "that owner's city")."""
+        yield "", self.nested(start, hops), len(hops), 0
+        if isinstance(start, Node):  # not a described start ("the order whose ... is the Pine store's")
+            yield from (("", phrase, len(hops), 0) for phrase in self.possessives(start, hops))
+        for at, bridge in enumerate(hops):
+            owner, rest = self.nested(start, hops[:at]), hops[at + 1:]
+            noun = shortened(self.noun(bridge), self.said(owner), self.lang)
+            intro, that = self.introduce(owner, noun), self.that(noun)
+            yield intro, self.nested(that, rest), len(rest), at
+            yield from ((intro, phrase, len(rest), at) for phrase in self.possessives(that, rest))
+
+    def said(self, subject: Node | str) -> str:
+        """``subject`` as a sentence names it in the nominative."""
+        return self.lex.referent(subject, self.lang) if isinstance(subject, Node) else subject
+
+
+class _English(_Asker):
+    lang = "en"
 
     def referent(self, node: Node) -> str:
         return self.lex.referent(node, "en")
@@ -232,14 +349,31 @@ class _English:
         """"the <noun> of <subject>" (an entity, or a phrase describing a bridge)."""
         return f"the {noun_of(self.noun(fact), naming(subject, 'en', self.lex), 'en')}"
 
-    def of_inverse(self, fact: Fact, inverse: str) -> str:
-        """The noun said of what ``inverse`` names, without the words it repeats ("number" of an order)."""
-        return shortened(self.noun(fact), inverse, "en")
+    def value_of(self, fact: Fact, subject: Node | str) -> str:
+        return f"{_who_or_what(fact)} {self.of(fact, subject)}?"
 
-    def simple(self, fact: Fact) -> str:
-        if isinstance(fact.object.python, bool):
-            return self.lex.yes_no_question(fact.relation, fact.subject, "en")
-        return f"{_who_or_what(fact)} {self.of(fact, fact.subject)}?"
+    def described_by(self, fact: Fact) -> str:
+        """The fact's subject described by its value: "the order whose order number is ORD-1"."""
+        inverse = self.inverse(fact)
+        return f"the {inverse} whose {self.of_inverse(fact, inverse)} is {self.name(fact.object)}"
+
+    def reads_well(self, text: str, chained: int, intro_chained: int) -> bool:
+        return _of_run(text) <= _MOST_CHAINED  # an "of" inside a noun counts too ("date of birth")
+
+    def possessives(self, owner: Node | str, hops: Sequence[Fact]) -> Iterator[str]:
+        """What ``hops`` reach with ``owner`` in the possessive, said of the first hop ("Anna
+        Petrova's city of residence", "that owner's city"): an owner that ends in a letter and
+        has no "of" ("Policy P-1's" and "the head of X's" read badly)."""
+        name = self.said(owner)
+        if hops and name[-1:].isalpha() and not _OF.search(name):
+            yield self.nested(f"{name}'s {shortened(self.noun(hops[0]), name, 'en')}", hops[1:])
+
+    def introduce(self, owner: Node | str, noun: str) -> str:
+        return f"{_cap(self.said(owner))} has {_a(noun)} {noun}."
+
+    @staticmethod
+    def that(noun: str) -> str:
+        return f"that {noun}"
 
     def forward_set(self, facts: tuple[Fact, ...]) -> str:
         return f"List every {noun_of(self.noun(facts[0]), naming(facts[0].subject, 'en', self.lex), 'en')}."
@@ -254,40 +388,20 @@ class _English:
                 f"and whose {self.of_inverse(b, inverse)} is {self.name(b.object)}?")
 
     def shared_object(self, a: Fact, b: Fact) -> str:
-        return f"{_who_or_what(a)} both {self.of(a, a.subject)} and {self.of(b, b.subject)}?"
+        if a.relation == b.relation:  # "Which tariff do Booking BK-1 and Booking BK-2 have in common?"
+            return f"Which {self.noun(a)} do {self.referent(a.subject)} and {self.referent(b.subject)} have in common?"
+        return f"Which {self.of(a, a.subject).removeprefix('the ')} is also {self.of(b, b.subject)}?"
 
     def chain(self, a: Fact, b: Fact) -> str:
-        # a restrictive relative clause: "Which city whose country is Russia is the city of residence of X?"
+        # the condition picks out one of several: "Which item of Order ORD-1 is the one whose price is 5,990?"
         inverse = self.inverse(b)
-        return (f"Which {inverse} whose {self.of_inverse(b, inverse)} is {self.name(b.object)} "
-                f"is {self.of(a, a.subject)}?")
+        return (f"Which {self.of(a, a.subject).removeprefix('the ')} is the one whose "
+                f"{self.of_inverse(b, inverse)} is {self.name(b.object)}?")
 
     def comparison(self, a: Fact, b: Fact, later: bool) -> str:
         return f"Which has the {'later' if later else 'greater'} {self.noun(a)}: {self.referent(a.subject)} or {self.referent(b.subject)}?"
 
-    def described(self, facts: tuple[Fact, ...], inverse_start: bool) -> str:
-        """The node a chain of facts reaches, described from its start: "the usual store of
-        the customer whose loyalty card number is LC-1"."""
-        first, *rest = facts
-        if inverse_start:
-            inverse = self.inverse(first)
-            phrase = f"the {inverse} whose {self.of_inverse(first, inverse)} is {self.name(first.object)}"
-        else:
-            phrase = self.of(first, first.subject)
-        for fact in rest:
-            phrase = self.of(fact, phrase)
-        return phrase
-
-    def multihop(self, facts: tuple[Fact, ...], inverse_start: bool) -> str:
-        phrase, last = self.described(facts[:-1], inverse_start), facts[-1]
-        if isinstance(last.object.python, bool):  # "Does the hotel of Booking BK-1 have a swimming pool?"
-            return self.lex.yes_no_question(last.relation, phrase, "en")
-        return f"{_who_or_what(last)} {self.of(last, phrase)}?"
-
-    def multihop_set(self, chain: FanChain) -> str:
-        if chain.shares:
-            return self.shared_with(chain)
-        pivot = self.described(chain.prefix, chain.prefix[0].object == chain.start) if chain.prefix else chain.start
+    def listed(self, chain: FanChain, pivot: Node | str) -> str:
         fan = self.fanned(chain, pivot)
         other = f", other than {self.referent(chain.start)}" if chain.back_to_start else ""
         if chain.last is None:
@@ -311,35 +425,41 @@ class _English:
         return f"List every {member} {who} shares {_a(shared)} {shared} with {self.referent(chain.start)}."
 
 
-class _Russian:
-    def __init__(self, lexicon: Lexicon):
-        self.lex = lexicon
-
-    def noun(self, fact: Fact) -> str:
-        return self.lex.noun(fact.relation, "ru", fact.object)
-
-    def inverse(self, fact: Fact) -> str:
-        return self.lex.inverse_noun(fact.relation, "ru", fact.subject)
-
-    def name(self, node: Node, case: str = "nomn") -> str:
-        return self.lex.name(node, "ru", case)
+class _Russian(_Asker):
+    lang = "ru"
 
     def of(self, fact: Fact, subject: Node | str, case: str = "nomn") -> str:
         """The noun with its subject in the genitive, no «у» («город проживания Веры Комаровой»,
         «держатель карты «Сокол Банк» *1»), the whole phrase in ``case``."""
         return morph.decline(noun_of(self.noun(fact), naming(subject, "ru", self.lex), "ru", chained=True), case)
 
-    def of_inverse(self, fact: Fact, inverse: str) -> str:
-        """The noun said of what ``inverse`` names, without the words it repeats («номер» of «заказ»)."""
-        return shortened(self.noun(fact), inverse, "ru")
-
-    def simple(self, fact: Fact) -> str:
-        if isinstance(fact.object.python, bool):
-            return self.lex.yes_no_question(fact.relation, fact.subject, "ru")
+    def value_of(self, fact: Fact, subject: Node | str) -> str:
         if _is_person(fact.object):  # «Кто держатель карты «Сокол Банк» *1?»
-            return f"Кто {self.of(fact, fact.subject)}?"
+            return f"Кто {self.of(fact, subject)}?"
         noun = self.noun(fact)
-        return f"{_cap(morph.agree('какой', noun))} {noun_of(noun, naming(fact.subject, 'ru', self.lex), 'ru')}?"
+        return f"{_cap(morph.agree('какой', noun))} {noun_of(noun, naming(subject, 'ru', self.lex), 'ru')}?"
+
+    def described_by(self, fact: Fact) -> str:
+        """The fact's subject described by its value: «заказ, у которого номер заказа — ORD-1»."""
+        inverse = self.inverse(fact)
+        which = morph.agree("который", inverse, "gent")
+        return f"{inverse}, у {which} {self.of_inverse(fact, inverse)} — {self.name(fact.object)}"
+
+    def reads_well(self, text: str, chained: int, intro_chained: int) -> bool:
+        return chained <= _MOST_CHAINED and intro_chained <= _MOST_CHAINED
+
+    @staticmethod
+    def possessives(owner: Node | str, hops: Sequence[Fact]) -> tuple[()]:
+        return ()  # Russian has none to say an owner's bridge with
+
+    def introduce(self, owner: Node | str, noun: str) -> str:
+        said = self.name(owner, "gent") if isinstance(owner, Node) else morph.decline(owner, "gent")
+        # a described owner closes its clause («полиса, у которого …,») before the sentence goes on
+        return f"У {said}{',' if _OPENS_CLAUSE in said else ''} есть {noun}."
+
+    @staticmethod
+    def that(noun: str) -> str:
+        return f"{morph.agree('этот', noun)} {noun}"
 
     def forward_set(self, facts: tuple[Fact, ...]) -> str:
         noun = self.noun(facts[0])
@@ -356,45 +476,24 @@ class _Russian:
                 f"{self.of_inverse(a, inverse)} — {self.name(a.object)}, а {self.of_inverse(b, inverse)} — {self.name(b.object)}?")
 
     def shared_object(self, a: Fact, b: Fact) -> str:
-        who = "Кто" if _is_person(a.object) else "Что"
-        return f"{who} является одновременно {self.of(a, a.subject, 'ablt')} и {self.of(b, b.subject, 'ablt')}?"
+        noun = self.noun(a)
+        which = _cap(morph.agree("какой", noun))
+        if a.relation == b.relation:  # «Какой тариф у бронирования BK-1 и бронирования BK-2 общий?»
+            return (f"{which} {noun} у {self.name(a.subject, 'gent')} и {self.name(b.subject, 'gent')} "
+                    f"{morph.agree('общий', noun)}?")
+        return f"{which} {self.of(a, a.subject)} является также {self.of(b, b.subject, 'ablt')}?"
 
     def chain(self, a: Fact, b: Fact) -> str:
-        inverse = self.inverse(b)
-        return (f"{_cap(morph.agree('какой', inverse))} {inverse}, у {morph.agree('который', inverse, 'gent')} "
-                f"{self.of_inverse(b, inverse)} — {self.name(b.object)}, является {self.of(a, a.subject, 'ablt')}?")
+        # the condition picks out one of several: «У какого из товаров заказа ORD-1 цена — 5 990?»
+        noun, inverse = self.noun(a), self.inverse(b)
+        return (f"У {morph.agree('какой', noun, 'gent')} из {morph.decline(self.of(a, a.subject), 'gent', 'plur')} "
+                f"{self.of_inverse(b, inverse)} — {self.name(b.object)}?")
 
     def comparison(self, a: Fact, b: Fact, later: bool) -> str:
         return (f"{_cap(self.noun(a))} {'позже' if later else 'больше'} у {self.name(a.subject, 'gent')} "
                 f"или у {self.name(b.subject, 'gent')}?")
 
-    def described(self, facts: tuple[Fact, ...], inverse_start: bool) -> str:
-        """The node a chain of facts reaches, described from its start, in the nominative:
-        «основной магазин покупателя, у которого номер карты лояльности — LC-1»."""
-        first, *rest = facts
-        if inverse_start:
-            inverse = self.inverse(first)
-            phrase = (f"{inverse}, у {morph.agree('который', inverse, 'gent')} {self.of_inverse(first, inverse)} — "
-                      f"{self.name(first.object)}")
-        else:
-            phrase = self.of(first, first.subject)
-        for fact in rest:
-            phrase = self.of(fact, phrase)
-        return phrase
-
-    def multihop(self, facts: tuple[Fact, ...], inverse_start: bool) -> str:
-        phrase, last = self.described(facts[:-1], inverse_start), facts[-1]
-        if isinstance(last.object.python, bool):  # «Есть ли бассейн в гостинице бронирования BK-1?»
-            return self.lex.yes_no_question(last.relation, phrase, "ru")
-        if _is_person(last.object):
-            return f"Кто {self.of(last, phrase)}?"
-        noun = self.noun(last)
-        return f"{_cap(morph.agree('какой', noun))} {noun_of(noun, naming(phrase, 'ru', self.lex), 'ru')}?"
-
-    def multihop_set(self, chain: FanChain) -> str:
-        if chain.shares:
-            return self.shared_with(chain)
-        pivot = self.described(chain.prefix, chain.prefix[0].object == chain.start) if chain.prefix else chain.start
+    def listed(self, chain: FanChain, pivot: Node | str) -> str:
         other = f", кроме {self.name(chain.start, 'gent')}" if chain.back_to_start else ""
         head = self.inverse(chain.fan) if chain.fan_inverse else self.noun(chain.fan)
         if chain.last is None:
@@ -421,15 +520,22 @@ class _Russian:
                 f"{morph.agree('тот', shared)} же {shared}, что и у {self.name(chain.start, 'gent')}.")
 
 
+_OPENS_CLAUSE = ", у котор"
+
+
 def _sentence(text: str) -> str:
     """``text`` with a full stop, unless it ends with one ("… 31 августа 2009 г.")."""
     return text if text.endswith(".") else f"{text}."
 
 
 def _a(phrase: str) -> str:
-    """The indefinite article before ``phrase`` (by its first letter)."""
-    first = next((c for c in phrase.casefold() if c.isalpha()), "")
-    return "an" if first in "aeiou" else "a"
+    """The indefinite article before ``phrase``: by its first letter, but "a" before a vowel
+    said as a consonant ("a usual store", "a unit", "a euro")."""
+    word = phrase.casefold().lstrip("“\"'(")
+    return "an" if word[:1] in tuple("aeiou") and not _SAID_WITH_Y.match(word) else "a"
+
+
+_SAID_WITH_Y = re.compile(r"uni|us[aeiou]|ut[aeiou]|eu|one\b")
 
 
 def _is_person(node: Node) -> bool:

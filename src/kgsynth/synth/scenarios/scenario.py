@@ -38,11 +38,12 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from kgsynth.formats.answers import AnswerFormat, Choices, Constraints, canonical_gold, class_aliases
+from kgsynth.formats import morph
+from kgsynth.formats.answers import AnswerFormat, Choices, Constraints, canonical_gold, class_aliases, has_word
 from kgsynth.kg import KnowledgeGraph, local_name
 from kgsynth.kg._terms import date_or_year
 from kgsynth.kg.vocab import SET_OPERATIONS, XSD, Operation, Rule, RuleOrigin, WorldKnowledge, fact_sources
-from kgsynth.queries import CachedModel, Fact, Node, Shape, Subgraph, share_field_names
+from kgsynth.queries import CachedModel, Fact, Node, Shape, Subgraph, picks_out, share_field_names
 from kgsynth.synth.naming.lexicon import Lexicon, Wording, wording
 from kgsynth.synth.naming.questions import fan_chain, retrieval_question, rule_question
 from kgsynth.synth.scenarios.rules import RuleEvaluationError, RuleOutcome, evaluate_subgraph
@@ -309,9 +310,9 @@ class ScenarioBuilder:
         hop, every member of a set, a rule's inputs), so one fact of an invented entity ("Anna
         lives in Kazan") makes the dialogue necessary, while Sochi's UTC offset or the
         country of Kazan does not; a conditional's two facts each narrow the answer, so one
-        world fact that alone picks it out of the graph is enough ("What is both the
-        country of Kazan and the home country of Anna?"). A rule's answer needs the rule as
-        well: a library rule (an age, a density) a model knows; an invented one it cannot."""
+        world fact that alone picks it out of the graph is enough ("Which country of Kazan
+        is also the home country of Anna?"). A rule's answer needs the rule as well: a
+        library rule (an age, a density) a model knows; an invented one it cannot."""
         if subgraph.shape is Shape.rule_application and not self._library_rule(subgraph):
             return False
         facts, known = subgraph.facts, self.world.fact
@@ -319,7 +320,7 @@ class ScenarioBuilder:
         if subgraph.shape is not Shape.conditional or len(subgraph.answer) != 1:
             return bool(facts) and all(said)  # stops at the first episodic fact: ~0.4 us a subgraph
         world = list(said)
-        return bool(world) and (all(world) or any(w and _picks_out(self.kg, f, subgraph.answer[0])
+        return bool(world) and (all(world) or any(w and picks_out(self.kg, f, subgraph.answer[0])
                                                   for f, w in zip(facts, world, strict=True)))
 
     def _library_rule(self, subgraph: Subgraph) -> bool:
@@ -469,6 +470,8 @@ class ScenarioBuilder:
         question = {lang: retrieval_question(subgraph, lang, self.lexicon) for lang in self.languages}
         if shape is Shape.multihop_set and _names_any(question, (*subgraph.hidden, *subgraph.answer)):
             return  # a bridge or a member named in the question (in the start's name): a hop skipped
+        if _says_a_named_value(question, facts, subgraph.answer):
+            return  # "the order whose order number is ORD-1": the name says the node, or the answer
         words = self._wording(entity, None, facts)
         # a value ("2025-05-31", "Kazan" as an inverse set's key) is stated with its fact, never made the topic
         name_piece = shape is not Shape.comparison and entity.kind == "iri" and any(f.subject == entity for f in facts)
@@ -574,26 +577,20 @@ def _equals_an_input(outcome: RuleOutcome) -> bool:
     return any(type(v) is type(outcome.value) and v == outcome.value for v in values)
 
 
-# another node than ?x in ?x's place of the triple (?s ?r ?o): the triple alone does not pick ?x out
-_OTHER_SUBJECT = "SELECT ?y WHERE {\n  #VALUES\n  ?y ?r ?o . FILTER(!sameTerm(?y, ?x))\n} LIMIT 1"
-_OTHER_OBJECT = "SELECT ?y WHERE {\n  #VALUES\n  ?s ?r ?y . FILTER(!sameTerm(?y, ?x))\n} LIMIT 1"
-
-
-def _picks_out(kg: KnowledgeGraph, fact: Fact, answer: Node) -> bool:
-    """Whether ``fact`` alone identifies ``answer`` (its subject or object) in the graph."""
-    if fact.subject.value == answer.value:
-        query, names, terms = _OTHER_SUBJECT, ("r", "o", "x"), (fact.relation, fact.object, answer)
-    elif fact.object.value == answer.value and fact.object.kind == answer.kind:
-        query, names, terms = _OTHER_OBJECT, ("s", "r", "x"), (fact.subject, fact.relation, answer)
-    else:
-        return False
-    return not any(True for _ in kg.select(query, values=(names, [[n.term() for n in terms]])))
-
-
 def _names_any(question: dict[str, str], nodes: Sequence[Node]) -> bool:
     """Whether a question says the label of any of ``nodes`` in its language."""
     return any(node.kind == "iri" and node.label_in(lang).casefold() in text.casefold()
                for lang, text in question.items() for node in nodes)
+
+
+def _says_a_named_value(question: dict[str, str], facts: Sequence[Fact], answer: Sequence[Node]) -> bool:
+    """Whether a question asks for, or says, a value its subject's name says (:func:`said_by_name`):
+    "the policy number of Policy KS-1" asks what it names, "the order whose order number is
+    ORD-1" and "the issuing bank of the Yantar Bank card *1" name the node they describe."""
+    named = [f.object for f in facts if said_by_name(f)]
+    writings = {writing for node in named for writing in _writings(node)}
+    return any(node.value == a.value for node in named for a in answer) or any(
+        has_word(text.casefold(), writing) for writing in writings for text in question.values())
 
 
 def _scenario(cell: Cell, level: Level, keys: dict[str, bytes], shared: dict[str, Any]) -> Scenario:
@@ -635,10 +632,12 @@ def _difficulties(base: Reasoning, facts: Sequence[Fact], entity: Node, has_clas
 
 class FactLayout(NamedTuple):
     """What the levels read of a fact: whether a slip can misstate it (:func:`misstatable`,
-    and the one value of its relation), and which nodes its subject and object are
-    (numbered in order of appearance, the entity 0)."""
+    and the one value of its relation), whether its subject's name says it
+    (:func:`said_by_name`), and which nodes its subject and object are (numbered in order of
+    appearance, the entity 0)."""
 
     correctable: bool
+    carried: bool
     subject: int
     object: int
 
@@ -646,14 +645,15 @@ class FactLayout(NamedTuple):
 def _layout(facts: Sequence[Fact], entity: Node) -> tuple[FactLayout, ...]:
     several = several_valued(facts)
     number = {entity.value: 0}
-    return tuple(FactLayout(i not in several and misstatable(f), number.setdefault(f.subject.value, len(number)),
-                            number.setdefault(f.object.value, len(number))) for i, f in enumerate(facts))
+    return tuple(FactLayout(i not in several and misstatable(f), said_by_name(f),
+                            number.setdefault(f.subject.value, len(number)), number.setdefault(f.object.value, len(number)))
+                 for i, f in enumerate(facts))
 
 
 @lru_cache(maxsize=4096)  # a handful of layouts per graph; Levels are immutable
 def _levels(base: Reasoning, layout: tuple[FactLayout, ...], has_class: bool, name_piece: bool,
             reorder: bool) -> tuple[Level, ...]:
-    order = tuple(range(len(layout)))
+    order = tuple(i for i, fact in enumerate(layout) if not fact.carried)
     if reorder:
         order = tuple(sorted(order, key=lambda i: layout[i].correctable))
     levels = []
@@ -665,6 +665,7 @@ def _levels(base: Reasoning, layout: tuple[FactLayout, ...], has_class: bool, na
         pieces = _pieces(order, spec.turns[1] - RESERVED_TURNS - need, name_piece, has_class)
         if pieces is None:
             continue
+        pieces = _with_carried(pieces, layout)
         corrections = 0
         if need:
             correctable = min(MAX_CORRECTIONS, _correctable(layout, pieces))
@@ -675,6 +676,22 @@ def _levels(base: Reasoning, layout: tuple[FactLayout, ...], has_class: bool, na
         id_part = f"{','.join(str(len(p.facts)) for p in pieces)}\x1f{corrections},{need - corrections}"
         levels.append(Level(difficulty, pieces, reasoning, id_part))
     return tuple(levels)
+
+
+def _with_carried(pieces: tuple[Piece, ...], layout: tuple[FactLayout, ...]) -> tuple[Piece, ...]:
+    """``pieces`` with each fact its subject's name says in the first piece that names that
+    subject: the name piece for the entity, else one with a fact about it or pointing to it."""
+    joined = list(pieces)
+    for index, fact in enumerate(layout):
+        if fact.carried:
+            at = next((i for i, piece in enumerate(joined) if _names_node(piece, fact.subject, layout)), 0)
+            joined[at] = _join(joined[at], Piece(facts=(index,)))
+    return tuple(joined)
+
+
+def _names_node(piece: Piece, node: int, layout: tuple[FactLayout, ...]) -> bool:
+    stated = (layout[i] for i in piece.facts if not layout[i].carried)
+    return (piece.name and node == 0) or any(node in (fact.subject, fact.object) for fact in stated)
 
 
 def _bridges(facts: Sequence[Fact], entity: Node) -> tuple[Node, ...]:
@@ -737,9 +754,46 @@ def several_valued(facts: Sequence[Fact]) -> frozenset[int]:
 
 
 def misstatable(fact: Fact) -> bool:
-    """Whether a fact's value can be misstated and corrected: a number or a date."""
+    """Whether a fact's value can be misstated and corrected: a number or a date its
+    subject's name does not say."""
     value = fact.object.python if fact.object.kind == "literal" else None
-    return isinstance(value, int | Decimal | dt.date) and not isinstance(value, bool)
+    return isinstance(value, int | Decimal | dt.date) and not isinstance(value, bool) and not said_by_name(fact)
+
+
+def said_by_name(fact: Fact) -> bool:
+    """Whether the subject's name, in a language it is labelled in, says the fact's value
+    ("Policy KS-1" its policy number KS-1, "the Berezka Bank card *1" its issuing bank): the
+    dialogue says it by naming the subject, never in a sentence of its own (a name said
+    to equal itself), and no question asks for it or names a node by it."""
+    if isinstance(fact.object.python, bool):
+        return False
+    return any(said_in_name(fact, lang) for lang in (*fact.subject.labels, ""))
+
+
+def said_in_name(fact: Fact, lang: str) -> str | None:
+    """The words of the subject's name in ``lang`` that say the fact's value, as the name
+    writes them («Москве» of «Офис «Маяк Медиа» в Москве», whose city is Москва), or None."""
+    return _words_saying(fact.subject.label_in(lang), fact.object.label_in(lang))
+
+
+_WORD = re.compile(r"\w+(?:-\w+)*")
+
+
+@lru_cache(maxsize=65536)  # a few names and values, met in every scenario and dialogue about them
+def _words_saying(name: str, value: str) -> str | None:
+    """The run of words of ``name`` whose lemmas are those of ``value``'s words, as ``name`` writes it."""
+    words = list(_WORD.finditer(name))
+    wanted = [morph.lemma(w) for w in _WORD.findall(value)]
+    for at in range(len(words) - len(wanted) + 1):
+        run = words[at:at + len(wanted)]
+        if wanted and [morph.lemma(w.group()) for w in run] == wanted:
+            return name[run[0].start():run[-1].end()]
+    return None
+
+
+def _writings(node: Node) -> set[str]:
+    """A node's labels in every language, casefolded (a literal's: its value)."""
+    return {w.casefold() for w in (node.label, *node.labels.values()) if w}
 
 
 def _correctable(layout: tuple[FactLayout, ...], pieces: Sequence[Piece]) -> int:
