@@ -207,8 +207,9 @@ def animate(phrase: str) -> bool:
     """Whether the head of ``phrase`` is animate (a person: "сотрудник", "Анна Петрова")."""
     if person_gender(phrase):
         return True
-    for word in phrase.split():
+    words = phrase.split()
+    for i, word in enumerate(words):
         noun = _nominative(word, pos=frozenset({"NOUN"})) if _CYRILLIC_WORD.fullmatch(word) else None
-        if noun is not None:
+        if noun is not None and not _modifies_next(word.casefold(), words[i + 1:]):
             return "anim" in noun.tag
     return False

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import Counter
 from collections.abc import Callable
 from decimal import Decimal
 from functools import cache
@@ -52,6 +53,9 @@ _FORMS_QUERY = """SELECT ?p ?term ?form WHERE { VALUES ?term { %s } ?p ?term ?fo
     f"<{t}>" for t in FORM_TERMS.values()
 )
 _CLASS_QUERY = "SELECT ?c WHERE {\n#VALUES\n?e <%s> ?c }" % RDF_TYPE
+_OWN_RELATIONS = "SELECT DISTINCT ?p WHERE {\n#VALUES\n?e ?p ?o } LIMIT 64"
+# kinds too vague to name an entity by («у места «Tacoma»» says less than «у Tacoma»)
+_VAGUE_KINDS = frozenset({"место", "объект", "территория", "регион", "населённый пункт"})
 _DOMAINS_QUERY = "SELECT ?c ?d WHERE { ?c <%sdomain> ?d }" % KGS
 _PREPOSITIONS = frozenset("in at by of for on to from with into about as under over per within".split())
 _CYRILLIC = re.compile(r"[А-Яа-яЁё]")
@@ -77,6 +81,7 @@ class Lexicon:
                 name = next(k for k, v in FORM_TERMS.items() if v == term.value)
                 self._forms.setdefault(prop.value, {}).setdefault(name, {})[form.language or ""] = form.value
         self._classes: dict[str, Node | None] = {}
+        self._kinds: dict[str, str | None] = {}  # entity IRI -> its Russian kind noun, for Latin names
         self._domains: dict[str, str] = {}  # class (or category, rule) IRI -> local name of its kgs:domain
         rows = sorted(kg.select(_DOMAINS_QUERY), key=lambda row: (row[0].value, row[1].value), reverse=True)
         for cls, domain in rows:
@@ -197,7 +202,9 @@ class Lexicon:
                 return f"the {label}"
             return label[:1].lower() + label[1:] if self._common_noun_en(node, label) else label
         if not is_cyrillic(label):
-            return label
+            # a Latin name does not decline: an oblique case says it through its kind («у фильма «Alexander»»)
+            kind = self._russian_kind(node) if case != "nomn" else None
+            return f"{morph.decline(kind, case)} «{label}»" if kind else label
         if label[:1].isupper() and morph.starts_with_common_noun(label):
             label = label[:1].lower() + label[1:]  # "Отель «Аврора»" inside a sentence: "у отеля «Аврора»"
         if case == "nomn":
@@ -210,6 +217,27 @@ class Lexicon:
         if not cls_label or not is_cyrillic(cls_label):
             return label
         return f"{morph.decline(cls_label.lower(), case)} «{label.strip('«»')}»"
+
+    def _russian_kind(self, node: Node) -> str | None:
+        """What an entity is, as a Russian noun a sentence can decline: its class's Russian
+        label, else the type most of its relations' IRIs file it under ("film" of
+        film/film/genre: «фильм»). None for a person (a name is said bare, as Russian
+        editors leave a Latin name) and for a kind too vague to help."""
+        if node.value not in self._kinds:
+            cls = self.class_of(node)
+            given = cls.labels.get("ru") if cls else None
+            kind = given.lower() if given and is_cyrillic(given) and not given.isupper() else given
+            if not kind or not is_cyrillic(kind):
+                kind = self._kind_by_relations(node)
+            vague = kind is None or kind in _VAGUE_KINDS or morph.animate(kind)
+            self._kinds[node.value] = None if vague else kind
+        return self._kinds[node.value]
+
+    def _kind_by_relations(self, node: Node) -> str | None:
+        rows = self.kg.select(_OWN_RELATIONS, (("e",), [(ox.NamedNode(node.value),)]))
+        kinds = Counter(russian_of(typed) for (p,) in rows if (typed := relation_words(p.value, None).subject_noun))
+        kinds.pop(None, None)
+        return min(kinds, key=lambda k: (-kinds[k], k)) if kinds else None  # the caller leaves a person bare
 
     @staticmethod
     def _common_noun_en(node: Node, label: str) -> bool:
