@@ -318,3 +318,30 @@ def test_relations_named_only_in_english_chain_at_most_two_genitive_values(tmp_p
     for clause in re.split(r"[.?!,;:—]", question):
         assert len(re.findall(r"\bзначения\b", clause)) <= 2, question
     assert _ofs_in_a_row(retrieval_question(subgraph, "en", Lexicon(kg))) <= 2
+
+
+_DECIMAL_DATES = """@prefix ex: <http://example.org/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+ex:acme rdfs:label "Acme"@en ; ex:founded "1987.58333333"^^xsd:decimal ; ex:area "1569.53"^^xsd:decimal ;
+    ex:staff "1987.5"^^xsd:decimal ; ex:opened "1995"^^xsd:integer .
+ex:opened rdfs:label "opening year"@en .
+ex:founded rdfs:label "founding date"@en .
+ex:area rdfs:label "area"@en .
+ex:staff rdfs:label "staff count"@en .
+"""
+
+
+@pytest.mark.parametrize(("relation", "built"), [("founded", False), ("opened", False), ("area", True), ("staff", True)])
+def test_a_year_written_as_a_number_is_never_asked_or_said(tmp_path, relation, built):
+    """FB15k-237 writes dates as numbers, fractions of a year ("1987.58333333"): a question on
+    such a value would ask for, or name a node by, a number nobody says ("1,987.58333333",
+    "the greater founding date"); the same number under a relation that names no date, and
+    any other decimal, is asked as it is."""
+    (tmp_path / "g.ttl").write_text(_DECIMAL_DATES, encoding="utf-8")
+    kg = KnowledgeGraph.load(tmp_path / "g.ttl")
+    triple = next(t for t in kg.select("SELECT ?o WHERE { <http://example.org/acme> <http://example.org/%s> ?o }" % relation))
+    fact = _Facts(kg).of_triple(f'<http://example.org/acme> <http://example.org/{relation}> {triple[0]} .')
+    subgraph = Subgraph(id="s", shape=Shape.simple, variant="simple", template="simple", facts=(fact,),
+                        answer=(fact.object,), mention=(fact.subject,), hidden=())
+    assert bool(list(ScenarioBuilder(kg, {}).build(subgraph))) is built

@@ -202,6 +202,13 @@ def agree(word: str, phrase: str, case: str = "nomn") -> str:
     return _inflected(parse, grammemes, word)
 
 
+def _common_nominative(word: str):
+    """A nominative noun parse of ``word``; a lower-case word is no name ("пол" is a sex, not Paul)."""
+    names = {"Name", "Surn", "Patr"} if word[:1].islower() else set()
+    return next((p for p in _parses(word.casefold()) if p.tag.POS == "NOUN" and "nomn" in p.tag
+                 and not names & set(p.tag.grammemes)), None)
+
+
 @functools.lru_cache(maxsize=4096)
 def animate(phrase: str) -> bool:
     """Whether the head of ``phrase`` is animate (a person: "сотрудник", "Анна Петрова")."""
@@ -209,7 +216,7 @@ def animate(phrase: str) -> bool:
         return True
     words = phrase.split()
     for i, word in enumerate(words):
-        noun = _nominative(word, pos=frozenset({"NOUN"})) if _CYRILLIC_WORD.fullmatch(word) else None
+        noun = _common_nominative(word) if _CYRILLIC_WORD.fullmatch(word) else None
         if noun is not None and not _modifies_next(word.casefold(), words[i + 1:]):
             return "anim" in noun.tag
     return False

@@ -514,8 +514,9 @@ def _fact_wording(lexicon: Lexicon, fact, lang: str) -> FactWording:
     boolean = fact.object.kind == "literal" and fact.object.datatype == XSD + "boolean"
     statement = _yes_no_sentence(lexicon, fact, fact.object.python, noun, lang) if boolean else None
     # an entity value as the dialogue writes it: its label (Russian lower-case where it opens with a
-    # common noun, «отдел маркетинга …»), without the article a sentence puts before it ("the Pine store")
-    spoken = lexicon.name(fact.object, lang) if fact.object.kind == "iri" else None
+    # common noun, «отдел маркетинга …»), without and with the article a sentence puts before it
+    # ("the Pine store", "the plush bear": a common noun is never said bare)
+    spoken = lexicon.referent(fact.object, lang) if fact.object.kind == "iri" else None
     written = spoken.removeprefix("the ") if spoken and lang == "en" else spoken
     return share_field_names(FactWording(
         noun=noun, which=which, short=shortened(noun, subject("nomn"), lang), noun_of=noun_of(noun, subject, lang),

@@ -264,7 +264,8 @@ class _Asker:
         return self.lex.inverse_noun(fact.relation, self.lang, fact.subject)
 
     def name(self, node: Node, case: str = "nomn") -> str:
-        return self.lex.name(node, self.lang, case)
+        """A value as a question says it: with "the" before an English common noun ("whose item is the plush bear")."""
+        return self.lex.referent(node, self.lang, case)
 
     def of_inverse(self, fact: Fact, inverse: str) -> str:
         """The noun said of what ``inverse`` names, without the words it repeats ("number" of an order)."""
@@ -334,6 +335,22 @@ class _Asker:
             yield intro, self.nested(that, rest), len(rest), at
             yield from ((intro, phrase, len(rest), at) for phrase in self.possessives(that, rest))
 
+    def unrepeated(self, subject: Node | str, noun: str) -> Node | str:
+        """A described ``subject`` without the word its class noun shares with the ``noun`` said
+        of it: "the hotel of the booking whose ..." (not "of the hotel booking"), «гостиница у
+        бронирования, у которого ...» (not «бронирования гостиницы»)."""
+        if isinstance(subject, Node):
+            return subject
+        cut = subject.find(" whose " if self.lang == "en" else ",")
+        if cut < 0:
+            return subject
+        words, head = subject[:cut].split(), noun.split()[-1]
+        same = (lambda w: w.casefold() == head.casefold()) if self.lang == "en" else (lambda w: morph.lemma(w) == morph.lemma(head))
+        kept = [w for i, w in enumerate(words) if not (i > (0 if self.lang == "ru" else -1) and same(w))]
+        if len(kept) == len(words) or not [w for w in kept if w != "the"]:
+            return subject
+        return " ".join(kept) + subject[cut:]
+
     def said(self, subject: Node | str) -> str:
         """``subject`` as a sentence names it in the nominative."""
         return self.lex.referent(subject, self.lang) if isinstance(subject, Node) else subject
@@ -347,7 +364,8 @@ class _English(_Asker):
 
     def of(self, fact: Fact, subject: Node | str) -> str:
         """"the <noun> of <subject>" (an entity, or a phrase describing a bridge)."""
-        return f"the {noun_of(self.noun(fact), naming(subject, 'en', self.lex), 'en')}"
+        noun = self.noun(fact)
+        return f"the {noun_of(noun, naming(self.unrepeated(subject, noun), 'en', self.lex), 'en')}"
 
     def value_of(self, fact: Fact, subject: Node | str) -> str:
         return f"{_who_or_what(fact)} {self.of(fact, subject)}?"
@@ -431,13 +449,15 @@ class _Russian(_Asker):
     def of(self, fact: Fact, subject: Node | str, case: str = "nomn") -> str:
         """The noun with its subject in the genitive, no «у» («город проживания Веры Комаровой»,
         «держатель карты «Сокол Банк» *1»), the whole phrase in ``case``."""
-        return morph.decline(noun_of(self.noun(fact), naming(subject, "ru", self.lex), "ru", chained=True), case)
+        noun = self.noun(fact)
+        return morph.decline(noun_of(noun, naming(self.unrepeated(subject, noun), "ru", self.lex), "ru", chained=True), case)
 
     def value_of(self, fact: Fact, subject: Node | str) -> str:
         if _is_person(fact.object):  # «Кто держатель карты «Сокол Банк» *1?»
             return f"Кто {self.of(fact, subject)}?"
         noun = self.noun(fact)
-        return f"{_cap(morph.agree('какой', noun))} {noun_of(noun, naming(subject, 'ru', self.lex), 'ru')}?"
+        said = naming(self.unrepeated(subject, noun), "ru", self.lex)
+        return f"{_cap(morph.agree('какой', noun))} {noun_of(noun, said, 'ru')}?"
 
     def described_by(self, fact: Fact) -> str:
         """The fact's subject described by its value: «заказ, у которого номер заказа — ORD-1»."""

@@ -54,7 +54,8 @@ class RelationWords:
         if self.outer and self.via in _MEASURES:
             return f"{self.name} of the {glossary().english.get(self.outer) or singular(self.outer)}"
         english = glossary().english
-        given = english.get(f"{self.outer} {self.name}") if self.outer else None
+        context = self.outer or self.subject  # "ethnicity people" is a member, "cause of death people" a victim
+        given = english.get(f"{context} {self.name}") if context else None
         return given or english.get(self.name) or singular(self.name)
 
 

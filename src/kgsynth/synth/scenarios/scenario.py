@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -461,7 +462,7 @@ class ScenarioBuilder:
             fmt, gold_value = _answer_format(subgraph.answer[0], self.languages), subgraph.answer[0]
         else:
             return
-        if fmt is None:
+        if fmt is None or any(self._year_as_number(f) for f in facts):
             return
         constraints = Constraints()  # the graph's own value, not rounded
         gold, aliases = self._gold(fmt, gold_value, constraints, options=subgraph.mention)
@@ -485,6 +486,21 @@ class ScenarioBuilder:
         )
         for level in _difficulties(_retrieval_reasoning(subgraph), facts, entity, False, name_piece):
             yield _scenario(self._retrieval_cell(shape, level.difficulty, fmt), level, keys, shared)
+
+    def _year_as_number(self, fact: Fact) -> bool:
+        """Whether a fact's value is a year written as a number under a relation whose noun
+        says a date or year (FB15k-237's "1967.91666667" for November 1967, "1995.0"): no
+        person says "1,967.91666667" or compares dates as "greater", and read as its year the
+        value could name several entities, so no retrieval question is built on it (rules
+        read it as the year)."""
+        value = fact.object
+        if value.kind != "literal" or value.datatype not in _NUMBER_TYPES:
+            return False
+        number = value.python
+        finite = isinstance(number, int) or isinstance(number, Decimal) and number.is_finite() or (
+            isinstance(number, float) and math.isfinite(number))
+        return (finite and 1000 <= number < 2101
+                and _DATE_WORDS.search(self.lexicon.noun(fact.relation, "en")) is not None)
 
     def _one_class_each(self, subgraph: Subgraph) -> bool:
         """Whether a set-valued chain's members, and its ends, are each of one class (the
@@ -581,6 +597,10 @@ def _names_any(question: dict[str, str], nodes: Sequence[Node]) -> bool:
     """Whether a question says the label of any of ``nodes`` in its language."""
     return any(node.kind == "iri" and node.label_in(lang).casefold() in text.casefold()
                for lang, text in question.items() for node in nodes)
+
+
+_NUMBER_TYPES = frozenset({XSD + "decimal", XSD + "double", XSD + "float", XSD + "integer", XSD + "int", XSD + "long"})
+_DATE_WORDS = re.compile(r"\b(?:date|year|founded|established|start|end|began|ended|opened|released|born|died)\b")
 
 
 def _says_a_named_value(question: dict[str, str], facts: Sequence[Fact], answer: Sequence[Node]) -> bool:
