@@ -180,6 +180,8 @@ def test_a_name_that_says_its_class(cls, names, lang, said):
     ("return date of the trip", "Trip TR-1", "en", "return date"),
     ("order date", "Order ORD-1", "en", "order date"),
     ("monthly salary", "Ivan Smirnov", "en", "monthly salary"),
+    ("country of use", "that country", "en", "country of use"),  # never "the of use of that country"
+    ("city served", "Atlantic City International Airport", "en", "city served"),  # never "the served of …"
     ("бюджет поездки", "поездка TR-1", "ru", "бюджет"),
     ("дата возвращения из поездки", "поездка TR-1", "ru", "дата возвращения"),
     ("расходы на поездку", "поездка TR-1", "ru", "расходы"),

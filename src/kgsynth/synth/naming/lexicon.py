@@ -462,7 +462,10 @@ def _short_form(words: list[str], name: str, lang: str) -> str:
             at = words.index("of", 1)
             if all(has_word(named, w) for w in words[at + 1:] if w != "the"):
                 return " ".join(words[:at])
-        return " ".join(words[1:]) if has_word(named, words[0].casefold()) else noun
+        rest = words[1:]  # not a preposition or a participle left alone: "country of use", "city served" stay
+        if rest[0] in _PREPOSITIONS or (len(rest) == 1 and rest[0].endswith("ed")):
+            return noun
+        return " ".join(rest) if has_word(named, words[0].casefold()) else noun
     if not _last_is_dependent(tuple(words)) or _repeated_case(words[-1], name) is None:
         return noun
     kept = words[:-2] if morph.analyzer().parse(words[-2].casefold())[0].tag.POS == "PREP" else words[:-1]

@@ -19,11 +19,12 @@ import tomllib
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from urllib.parse import unquote
 
 import inflect
 
 from kgsynth.formats import morph
-from kgsynth.kg import local_name
+from kgsynth.kg import local_name, readable_name
 
 # segments that file relations under a namespace rather than name them ("/relation/", "/ontology/")
 _NAMESPACE_WORDS = frozenset("relation relations attribute attributes property properties prop ontology ns vocab "
@@ -35,6 +36,13 @@ _DOMAIN_SEGMENTS = {"base": 2, "user": 3}
 _PREPOSITIONS = frozenset("of in at by for on to from with into about as under over per within".split())
 # intermediate nodes that hold an amount: their relation's value is a unit of the outer property
 _MEASURES = frozenset({"dated money value", "adjusted money value", "dated integer", "dated float"})
+# a unit a name ends with ("runway length feet", "elevation (in metres)"): the noun says "in <unit>",
+# the Russian «в <unit>»
+_UNITS = {"feet": "feet", "foot": "feet", "ft": "feet", "metre": "metres", "metres": "metres", "meter": "metres",
+          "meters": "metres", "kilometres": "kilometres", "kilometers": "kilometres", "km": "kilometres",
+          "miles": "miles", "inches": "inches", "kilograms": "kilograms", "kg": "kilograms", "tonnes": "tonnes"}
+_UNITS_RU = {"feet": "футах", "metres": "метрах", "kilometres": "километрах", "miles": "милях", "inches": "дюймах",
+             "kilograms": "килограммах", "tonnes": "тоннах"}
 
 
 @dataclass(frozen=True)
@@ -50,14 +58,14 @@ class RelationWords:
     def noun(self) -> str:
         """The English noun the name gives: the glossary's for a name that is not a noun
         ("produced by" -> "producer"), "currency of the estimated budget" for the unit of an
-        amount, else the name in the singular ("time zones" -> "time zone")."""
+        amount, the noun before a unit and the unit ("1st runway length feet" -> "length of the
+        first runway in feet"), else the name in the singular ("time zones" -> "time zone")."""
         if self.outer and self.via in _MEASURES:
             return f"{self.name} of the {glossary().english.get(self.outer) or singular(self.outer)}"
         english = glossary().english
         context = self.outer or self.subject  # "ethnicity people" is a member, "cause of death people" a victim
         given = english.get(f"{context} {self.name}") if context else None
-        return given or english.get(self.name) or singular(self.name)
-
+        return given or english.get(self.name) or _with_unit(self.name) or singular(self.name)
 
     @property
     def subject_noun(self) -> str | None:
@@ -84,10 +92,23 @@ def _inflection() -> inflect.engine:
     return inflect.engine()
 
 
+def _with_unit(name: str) -> str | None:
+    """For a name that ends with a unit ("elevation in feet", "length metre", "elevation (in
+    metres)"): the noun before it, as the glossary gives it, and "in <unit>"; else None."""
+    *words, last = name.replace("(", " ").replace(")", " ").split() or [""]
+    if last not in _UNITS:
+        return None
+    if words and words[-1] == "in":
+        words.pop()
+    base = " ".join(words)
+    return base and f"{glossary().english.get(base) or singular(base)} in {_UNITS[last]}"
+
+
 def relation_words(iri: str, label: str | None) -> RelationWords:
-    """The relation's words: its label, unless the label spells a path (then the IRI's)."""
+    """The relation's words: its label, unless the label spells a path or is only the IRI's
+    name made readable, as an unlabelled relation is shown (then the IRI's)."""
     segments = _name_segments(iri)
-    if label and not _spells_path(label, segments):
+    if label and label != readable_name(iri) and not _spells_path(label, segments):
         return RelationWords(name=label.replace("_", " ").strip())
     if len(segments) >= 3 and all(_PATH_SEGMENT.fullmatch(s) for s in segments):
         return _freebase_words(segments)
@@ -109,10 +130,11 @@ def _spells_path(label: str, segments: list[str]) -> bool:
 
 
 def _name_segments(iri: str) -> list[str]:
-    """The segments of the IRI that name the relation: after the host and the last namespace
-    word ("relation", "ontology"), else the last segment; a dotted last segment is a path too."""
+    """The segments of the IRI that name the relation, percent-decoded: after the host and the
+    last namespace word ("relation", "ontology"), else the last segment; a dotted last segment
+    is a path too."""
     path = re.sub(r"^[A-Za-z][\w+.-]*://[^/]*/?", "", iri)
-    segments = [s for s in re.split(r"[/#]", path) if s]
+    segments = [unquote(s) for s in re.split(r"[/#]", path) if s]
     cut = max((i + 1 for i, s in enumerate(segments) if s.casefold() in _NAMESPACE_WORDS), default=len(segments) - 1)
     named = segments[cut:] or segments[-1:]
     if len(named) == 1 and "." in named[0] and " " not in named[0]:
@@ -169,13 +191,17 @@ def glossary() -> Glossary:
 @cache
 def russian_of(noun: str) -> str | None:
     """The Russian of an English noun phrase, in the nominative: from the glossary whole
-    ("date of birth" -> «дата рождения»); "A of the B" as A with B in the genitive («валюта
-    сметного бюджета»); else the phrase without its first words ("film release region" ->
+    ("date of birth" -> «дата рождения»); "A in feet" as A «в футах»; "A of the B" as A with
+    B in the genitive («валюта сметного бюджета»); else the phrase without its first words ("film release region" ->
     "release region" -> "region" -> «регион»); None when no part of it is known."""
     russian = glossary().russian
     key = noun.casefold().removeprefix("the ")
     if key in russian:
         return russian[key]
+    base, in_, unit = key.rpartition(" in ")
+    if in_ and unit in _UNITS_RU:
+        base_ru = russian_of(base)
+        return base_ru and f"{base_ru} в {_UNITS_RU[unit]}"
     head, of, dependent = key.partition(" of the ")
     if of and (head_ru := russian_of(head)) and (dependent_ru := russian_of(dependent)):
         return f"{head_ru} {morph.decline(dependent_ru, 'gent')}"
