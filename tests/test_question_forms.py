@@ -292,21 +292,22 @@ _EN_ONLY = """
 @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
 @prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
 ex:anna rdfs:label "Anna Berg"@en . ex:acme rdfs:label "Acme"@en . ex:oslo rdfs:label "Oslo"@en .
-ex:norway rdfs:label "Norway"@en . ex:employer rdfs:label "employer"@en .
-ex:headquarters rdfs:label "headquarters"@en . ex:country rdfs:label "country"@en .
-ex:population rdfs:label "population"@en .
-ex:anna ex:employer ex:acme . ex:acme ex:headquarters ex:oslo . ex:oslo ex:country ex:norway .
-ex:norway ex:population "5500000"^^xsd:integer .
+ex:norway rdfs:label "Norway"@en . ex:patron rdfs:label "patron"@en .
+ex:lair rdfs:label "lair"@en . ex:realm rdfs:label "realm"@en .
+ex:headcount rdfs:label "headcount"@en .
+ex:anna ex:patron ex:acme . ex:acme ex:lair ex:oslo . ex:oslo ex:realm ex:norway .
+ex:norway ex:headcount "5500000"^^xsd:integer .
 """
-_HOPS = (("anna", "employer", "acme"), ("acme", "headquarters", "oslo"), ("oslo", "country", "norway"))
+# words the glossary has no Russian for, so each relation is named as a field («значение «lair»»)
+_HOPS = (("anna", "patron", "acme"), ("acme", "lair", "oslo"), ("oslo", "realm", "norway"))
 _CHAIN = [*(f"<http://x.example/{s}> <http://x.example/{p}> <http://x.example/{o}> ." for s, p, o in _HOPS),
-          '<http://x.example/norway> <http://x.example/population> "5500000"^^<http://www.w3.org/2001/XMLSchema#integer> .']
+          '<http://x.example/norway> <http://x.example/headcount> "5500000"^^<http://www.w3.org/2001/XMLSchema#integer> .']
 
 
 def test_relations_named_only_in_english_chain_at_most_two_genitive_values(tmp_path):
-    """A graph without Russian labels (FB15k-237) names a relation «значение «employer»»: a
-    four-hop chain said in one go chains «у значения «country» значения «headquarters»
-    значения «employer» …»; at most two «значения» follow one another."""
+    """A graph without Russian labels (FB15k-237) names a relation the glossary lacks «значение «patron»»: a
+    four-hop chain said in one go chains «у значения «realm» значения «lair» значения
+    «patron» …»; at most two «значения» follow one another."""
     (tmp_path / "g.ttl").write_text(_EN_ONLY, encoding="utf-8")
     kg = KnowledgeGraph.load(tmp_path / "g.ttl", lang=("en", "ru"))
     reader = _Facts(kg)
