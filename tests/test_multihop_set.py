@@ -6,6 +6,7 @@ checker lists on random graphs; and the questions describe one chain in both lan
 from __future__ import annotations
 
 import gzip
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -216,8 +217,14 @@ def builder(demo_kg) -> ScenarioBuilder:
     return ScenarioBuilder(demo_kg, load_rules(demo_kg))
 
 
+# a sentence ends where the next begins with a capital or a quote («Лада Гранта …»)
+_SENTENCE_BREAK = re.compile(r"(?<=[.?!])\s+(?=[A-ZА-ЯЁ«])")
+# the Russian demonstratives that point back to a node an opening sentence introduced («этого отдела»)
+_THAT_RU = re.compile(r"\b(?:этот|эта|это|эти|этого|этой|этих|этому|этим|этими)\b")
+
+
 def test_every_question_asks_for_the_whole_set_without_naming_it(demo_chains, builder):
-    asked = 0
+    asked, introduced = 0, Counter()
     for subgraph in demo_chains:
         scenarios = list(builder.build(subgraph))
         if not scenarios:
@@ -228,7 +235,18 @@ def test_every_question_asks_for_the_whole_set_without_naming_it(demo_chains, bu
             assert s.answer_format is AnswerFormat.set and s.hidden == subgraph.hidden
             for lang in ("en", "ru"):
                 question = s.question[lang]
-                assert question.startswith("List every " if lang == "en" else "Перечислите ") and question.endswith(".")
+                # the asking sentence, last; before it at most one that introduces a bridge by its
+                # relation ("Policy P-1 has a policyholder.", «У … есть отдел.»), which it then points back to
+                *intro, asking = _SENTENCE_BREAK.split(question)
+                assert asking.startswith("List every " if lang == "en" else "Перечислите "), question
+                assert question.endswith("."), question
+                assert len(intro) <= 1, question
+                if intro:
+                    introduced[lang] += 1
+                    if lang == "en":
+                        assert " has " in intro[0] and " that " in asking, question
+                    else:
+                        assert intro[0].startswith("У ") and " есть " in intro[0] and _THAT_RU.search(asking), question
                 assert sorted(s.gold[lang]) == sorted({a.label_in(lang) for a in subgraph.answer})
                 named = question.casefold()
                 assert not any(a.label_in(lang).casefold() in named for a in subgraph.answer), question
@@ -238,6 +256,7 @@ def test_every_question_asks_for_the_whole_set_without_naming_it(demo_chains, bu
                     said = ("shares", "other than", "тот же", "та же", "то же", "кроме")
                     assert any(words in question for words in said), question
     assert asked >= 300
+    assert introduced["en"] and introduced["ru"]  # both forms occur on the demo graph
 
 
 def _demo_chain(demo_kg, variant: str, start: str, relation: str):
