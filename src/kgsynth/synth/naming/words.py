@@ -108,11 +108,11 @@ def relation_words(iri: str, label: str | None) -> RelationWords:
     """The relation's words: its label, unless the label spells a path or is only the IRI's
     name made readable, as an unlabelled relation is shown (then the IRI's)."""
     segments = _name_segments(iri)
+    path = _freebase_words(segments) if len(segments) >= 3 and all(_PATH_SEGMENT.fullmatch(s) for s in segments) else None
     if label and label != readable_name(iri) and not _spells_path(label, segments):
-        return RelationWords(name=label.replace("_", " ").strip())
-    if len(segments) >= 3 and all(_PATH_SEGMENT.fullmatch(s) for s in segments):
-        return _freebase_words(segments)
-    return RelationWords(name=_spoken(segments[-1]) if segments else label or local_name(iri))
+        # the label names the relation; a path still says what its subjects are
+        return RelationWords(name=label.replace("_", " ").strip(), subject=path.subject if path else None)
+    return path or RelationWords(name=_spoken(segments[-1]) if segments else label or local_name(iri))
 
 
 def _spells_path(label: str, segments: list[str]) -> bool:
