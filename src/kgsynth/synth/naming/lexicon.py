@@ -82,6 +82,7 @@ class Lexicon:
                 self._forms.setdefault(prop.value, {}).setdefault(name, {})[form.language or ""] = form.value
         self._classes: dict[str, Node | None] = {}
         self._kinds: dict[str, str | None] = {}  # entity IRI -> its Russian kind noun, for Latin names
+        self._typed: dict[str, str | None] = {}  # entity IRI -> the type its relations' paths name, in English
         self._domains: dict[str, str] = {}  # class (or category, rule) IRI -> local name of its kgs:domain
         rows = sorted(kg.select(_DOMAINS_QUERY), key=lambda row: (row[0].value, row[1].value), reverse=True)
         for cls, domain in rows:
@@ -120,6 +121,8 @@ class Lexicon:
             return label.lower() if lang == "en" and not label.isupper() else label
         # the type a path-shaped IRI files the relation under ("film" of film/film/genre)
         typed = relation_words(relation.value, relation.labels.get("en") or relation.label).subject_noun
+        if typed is None and subject is not None and subject.kind == "iri":
+            typed = self._kind_by_relations(subject)  # what the subject's other relations say it is
         said = typed if lang == "en" or typed is None else russian_of(typed)
         if said:
             return said
@@ -228,16 +231,20 @@ class Lexicon:
             given = cls.labels.get("ru") if cls else None
             kind = given.lower() if given and is_cyrillic(given) and not given.isupper() else given
             if not kind or not is_cyrillic(kind):
-                kind = self._kind_by_relations(node)
+                typed = self._kind_by_relations(node)
+                kind = russian_of(typed) if typed else None
             vague = kind is None or kind in _VAGUE_KINDS or morph.animate(kind)
             self._kinds[node.value] = None if vague else kind
         return self._kinds[node.value]
 
     def _kind_by_relations(self, node: Node) -> str | None:
-        rows = self.kg.select(_OWN_RELATIONS, (("e",), [(ox.NamedNode(node.value),)]))
-        kinds = Counter(russian_of(typed) for (p,) in rows if (typed := relation_words(p.value, None).subject_noun))
-        kinds.pop(None, None)
-        return min(kinds, key=lambda k: (-kinds[k], k)) if kinds else None  # the caller leaves a person bare
+        """The English noun of the type most of the entity's relations' IRIs file them under
+        ("film" for film/film/genre, film/film/country ...), or None."""
+        if node.value not in self._typed:
+            rows = self.kg.select(_OWN_RELATIONS, (("e",), [(ox.NamedNode(node.value),)]))
+            kinds = Counter(typed for (p,) in rows if (typed := relation_words(p.value, None).subject_noun))
+            self._typed[node.value] = min(kinds, key=lambda k: (-kinds[k], k)) if kinds else None
+        return self._typed[node.value]
 
     @staticmethod
     def _common_noun_en(node: Node, label: str) -> bool:
