@@ -46,10 +46,16 @@ def lemma_key(text: str) -> str:
     return _CYRILLIC_WORD.sub(lambda m: lemma(m.group()), text.casefold().replace("ё", "е"))
 
 
-def _nominative(word: str, gender: str | None = None, pos: frozenset[str] = frozenset()):
-    """The parse of ``word`` as a nominative singular (in ``gender`` when given), else None."""
+_NAMES = frozenset({"Name", "Surn", "Patr"})
+
+
+def _nominative(word: str, gender: str | None = None, pos: frozenset[str] = frozenset(), names: bool = True):
+    """The parse of ``word`` as a nominative singular (in ``gender`` when given), else None;
+    ``names=False`` passes over readings as a person's name ("пол" is a sex, not Paul)."""
     for parse in _parses(word):
         tag = parse.tag
+        if not names and _NAMES & set(tag.grammemes):
+            continue
         if "nomn" in tag and (not pos or tag.POS in pos) and (gender is None or tag.gender in (gender, None)):
             if "plur" not in tag or tag.POS is None:
                 return parse
@@ -148,7 +154,7 @@ def _decline_head(words: list[str], case: str, number: str) -> list[str]:
         tail = written[len(word):]
         if not _CYRILLIC_WORD.fullmatch(word):
             return words  # a code or a foreign word before the head: leave the phrase alone
-        noun = _nominative(word, pos=frozenset({"NOUN"})) or _plural_noun(word)
+        noun = _nominative(word, pos=frozenset({"NOUN"}), names=not word[:1].islower()) or _plural_noun(word)
         if noun is not None and _modifies_next(word, words[i + 1:]):
             noun = None  # "часовой пояс": an adjective that is a noun too, before the noun it agrees with
         if noun is not None and "Fixd" not in noun.tag:
@@ -202,13 +208,6 @@ def agree(word: str, phrase: str, case: str = "nomn") -> str:
     return _inflected(parse, grammemes, word)
 
 
-def _common_nominative(word: str):
-    """A nominative noun parse of ``word``; a lower-case word is no name ("пол" is a sex, not Paul)."""
-    names = {"Name", "Surn", "Patr"} if word[:1].islower() else set()
-    return next((p for p in _parses(word.casefold()) if p.tag.POS == "NOUN" and "nomn" in p.tag
-                 and not names & set(p.tag.grammemes)), None)
-
-
 @functools.lru_cache(maxsize=4096)
 def animate(phrase: str) -> bool:
     """Whether the head of ``phrase`` is animate (a person: "сотрудник", "Анна Петрова")."""
@@ -216,7 +215,7 @@ def animate(phrase: str) -> bool:
         return True
     words = phrase.split()
     for i, word in enumerate(words):
-        noun = _common_nominative(word) if _CYRILLIC_WORD.fullmatch(word) else None
+        noun = _nominative(word, pos=frozenset({"NOUN"}), names=not word[:1].islower()) if _CYRILLIC_WORD.fullmatch(word) else None
         if noun is not None and not _modifies_next(word.casefold(), words[i + 1:]):
             return "anim" in noun.tag
     return False

@@ -43,7 +43,7 @@ from kgsynth.formats.answers import has_word
 from kgsynth.kg import KnowledgeGraph, local_name
 from kgsynth.kg.vocab import KGS, RDF_TYPE, XSD
 from kgsynth.queries import Node, share_field_names
-from kgsynth.synth.naming.words import relation_words, russian_of
+from kgsynth.synth.naming.words import inflection, relation_words, russian_of
 
 FORM_TERMS = {
     "noun": KGS + "nounForm", "inverse_noun": KGS + "inverseNounForm", "yes": KGS + "yesForm", "no": KGS + "noForm",
@@ -192,18 +192,24 @@ class Lexicon:
         :meth:`name`, with "the" before an English common noun ("the article number of the
         detective novel"), which a value leaves bare ("the category is books")."""
         name = self.name(node, lang, case)
-        # lower-cased here because it is a common noun (_common_noun_en), not a name written so ("eBay")
-        if lang == "en" and node.kind == "iri" and name[:1].islower() and node.label_in("en")[:1].isupper() \
-                and not name.startswith("the "):
+        if lang != "en" or node.kind != "iri" or name.startswith(("the ", "a ", "an ")):
+            return name
+        label = node.label_in("en")
+        if label[:1].islower():  # a kind of thing written lower-case ("business trip"): "a business trip"
+            return inflection().a(name)
+        # lower-cased here because it is a common noun (_common_noun_en), not a name written so ("eBay");
+        # or a common noun that opens with an abbreviation ("USB-C cable")
+        if name[:1].islower() or self._common_noun_en(node, label):
             return f"the {name}"
         return name
 
     def _entity_name(self, node: Node, lang: str, case: str) -> str:
         label = node.label_in(lang)
         if lang == "en":
-            if self._takes_the(node, label):
+            if self._takes_the(node, label) or self._name_takes_the(node, label):
                 return f"the {label}"
-            return label[:1].lower() + label[1:] if self._common_noun_en(node, label) else label
+            lower = self._common_noun_en(node, label) and not label.split()[0].isupper()
+            return label[:1].lower() + label[1:] if lower else label
         if not is_cyrillic(label):
             # a Latin name does not decline: an oblique case says it through its kind («у фильма «Alexander»»)
             kind = self._russian_kind(node) if case != "nomn" else None
@@ -252,9 +258,10 @@ class Lexicon:
         because it opens the label ("Rain jacket", "Head of department"): its other words
         are lower case and its Russian label opens with a common noun, which Russian writes
         lower-case inside a sentence too. Names ("Moscow", "Yantar Bank") keep theirs."""
-        rest = label.split()[1:]
+        first, *rest = label.split() or [""]
         russian = node.labels.get("ru", "")
-        return (label[:1].isupper() and label[1:2].islower() and all(not w[:1].isupper() for w in rest)
+        opens = label[1:2].islower() or (first.isupper() and len(first) > 1 and rest != [])  # "Rain jacket", "USB-C cable"
+        return (label[:1].isupper() and opens and all(not w[:1].isupper() for w in rest)
                 and is_cyrillic(russian) and morph.starts_with_common_noun(russian))
 
     def _takes_the(self, node: Node, label: str) -> bool:
@@ -269,6 +276,41 @@ class Lexicon:
             return True
         cls = self.class_of(node)
         return cls is not None and _class_head(cls.label_in("en").casefold(), "en") in words[1:]
+
+    def _name_takes_the(self, node: Node, label: str) -> bool:
+        """Whether an English proper name is said with "the", as English says "the University
+        of Portland", "the 58th Primetime Emmy Awards", "the Pacific Ocean", "the Tampa Bay
+        Buccaneers": an ordinal first; a name with a complement ("of", "for", "in"), a
+        state's first word ("United ..."), or a head such as Ocean, Awards, Zone; a team's
+        plural. Not people's names, nor titles of works ("Eternal Sunshine of the Spotless Mind")."""
+        words = label.split(" (")[0].split()
+        if len(words) < 2 or words[0].casefold() == "the":
+            return False
+        if _ORDINAL.fullmatch(words[0]):
+            return True
+        kind = self._english_kind(node)
+        if kind is None or kind in _WORK_KINDS or morph.animate(russian_of(kind) or "") or kind == "person":
+            return False
+        return (words[0] in _THE_OPENERS or words[-1].casefold() in _THE_HEADS
+                or any(w in _COMPLEMENTS for w in words[1:-1])
+                or ("team" in kind and words[-1].endswith("s") and not words[-1].endswith("ss")))
+
+    def _english_kind(self, node: Node) -> str | None:
+        """What the entity is, in English: its class's label, else the type its relations' IRIs name."""
+        cls = self.class_of(node)
+        label = cls.labels.get("en") if cls else None
+        return label.casefold() if label else self._kind_by_relations(node)
+
+
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")
+_COMPLEMENTS = frozenset({"of", "for", "in", "on"})
+_THE_OPENERS = frozenset({"United", "Republic", "Kingdom", "University", "Federation", "Commonwealth"})
+_THE_HEADS = frozenset("ocean sea river gulf channel mountains alps islands empire republic kingdom union "
+                       "federation zone awards games olympics powers states senate congress parliament navy army "
+                       "party council commission organization organisation association".split())
+# kinds whose names are titles, said without an article whatever their words
+_WORK_KINDS = frozenset({"film", "tv program", "album", "book", "song", "work", "composition", "computer videogame",
+                         "award nominated work", "award winning work", "netflix genre", "software"})
 
 
 def spoken_value(node: Node, lang: str) -> str:

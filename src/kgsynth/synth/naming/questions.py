@@ -384,7 +384,9 @@ class _English(_Asker):
         has no "of" ("Policy P-1's" and "the head of X's" read badly)."""
         name = self.said(owner)
         if hops and name[-1:].isalpha() and not _OF.search(name):
-            yield self.nested(f"{name}'s {shortened(self.noun(hops[0]), name, 'en')}", hops[1:])
+            # a plural name takes the apostrophe alone: "the Houston Astros' stadium"
+            mark = "'" if name.startswith("the ") and name.endswith("s") and not name.endswith("ss") else "'s"
+            yield self.nested(f"{name}{mark} {shortened(self.noun(hops[0]), name, 'en')}", hops[1:])
 
     def introduce(self, owner: Node | str, noun: str) -> str:
         return f"{_cap(self.said(owner))} has {_a(noun)} {noun}."

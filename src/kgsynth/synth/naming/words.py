@@ -83,12 +83,12 @@ def singular(noun: str) -> str:
     head = words[at] if words else ""
     if {"and", "or"} & set(words) or head.isupper() or not head.endswith("s") or head.endswith(("us", "ss", "is")):
         return noun
-    one = _inflection().singular_noun(head)
+    one = inflection().singular_noun(head)
     return " ".join([*words[:at], one, *words[at + 1:]]) if one else noun
 
 
 @cache
-def _inflection() -> inflect.engine:
+def inflection() -> inflect.engine:
     return inflect.engine()
 
 
