@@ -73,6 +73,20 @@ def _free_port() -> int:
 
 
 @contextmanager
+def qwen05_server(n_ctx: int = 4096) -> Iterator[str]:
+    """The server with Qwen2.5-Coder-0.5B (joined once into ~/.cache/kgsynth/models and
+    checked), or a skip when its registry packages are not installed."""
+    import pytest
+
+    model = qwen05_path(Path.home() / ".cache" / "kgsynth" / "models")
+    if model is None:
+        pytest.skip("the Qwen2.5-Coder-0.5B packages are not installed (make llm-local)")
+    verify(model, QWEN05_SHA256)
+    with llama_server(model, n_ctx=n_ctx) as url:
+        yield url
+
+
+@contextmanager
 def llama_server(model: Path, n_ctx: int = 2048, ready_s: float = 120.0) -> Iterator[str]:
     """Start the server on a free port, yield its base URL once it answers, stop it after."""
     port = _free_port()

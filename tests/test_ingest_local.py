@@ -7,10 +7,9 @@ graph loads, and a rerun asks the model nothing."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
-from local_llm import QWEN05_SHA256, llama_server, missing, qwen05_path, verify
+from local_llm import missing, qwen05_server
 
 from kgsynth.ingest import IngestConfig, ingest
 from kgsynth.kg import KnowledgeGraph
@@ -25,11 +24,7 @@ TEXTS = {
 
 @pytest.fixture(scope="module")
 def base_url():
-    model = qwen05_path(Path.home() / ".cache" / "kgsynth" / "models")
-    if model is None:
-        pytest.skip("the Qwen2.5-Coder-0.5B packages are not installed (make llm-local)")
-    verify(model, QWEN05_SHA256)
-    with llama_server(model, n_ctx=4096) as url:
+    with qwen05_server(n_ctx=4096) as url:
         yield url
 
 

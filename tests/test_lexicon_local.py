@@ -5,10 +5,9 @@ same checks as the rules' forms, or refused with the reason; a second run asks n
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
-from local_llm import QWEN05_SHA256, llama_server, missing, qwen05_path, verify
+from local_llm import missing, qwen05_server
 
 from kgsynth.kg import KnowledgeGraph
 from kgsynth.lexicon import suggest_words
@@ -30,11 +29,7 @@ ex:tolstoy ex:favouriteQuill ex:goose . ex:goose rdfs:label "Goose feather"@en .
 
 @pytest.fixture(scope="module")
 def base_url():
-    model = qwen05_path(Path.home() / ".cache" / "kgsynth" / "models")
-    if model is None:
-        pytest.skip("the Qwen2.5-Coder-0.5B packages are not installed (make llm-local)")
-    verify(model, QWEN05_SHA256)
-    with llama_server(model, n_ctx=2048) as url:
+    with qwen05_server(n_ctx=2048) as url:
         yield url
 
 

@@ -232,3 +232,12 @@ def test_cli_writes_a_reviewable_file_and_says_what_it_could_not_word(tmp_path, 
     text = out.read_text(encoding="utf-8")
     assert "# Not worded (1)" in text and "<http://example.org/xq7> noun @ru" in text
     KnowledgeGraph.load(out)  # parses
+
+
+def test_a_form_copied_from_the_prompts_examples_is_refused(tmp_path):
+    # a small model answers with the prompt's own example whatever the relation
+    reply = {"noun_en": "genre", "noun_ru": "жанр", "inverse_noun_en": None, "inverse_noun_ru": None}
+    with FaultInjectingServer(reply=lambda request: json.dumps(reply)) as server:
+        term = suggest_words(_tiny(tmp_path), _gateway(server)).terms[0]
+    assert term.forms["noun", "en"].text == "xq7"  # the rules' English, which the model does not replace
+    assert term.missing["noun", "ru"] == "the model's “жанр” is refused: the prompt's example, copied"

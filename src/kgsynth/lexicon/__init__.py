@@ -21,7 +21,7 @@ import pyoxigraph as ox
 from kgsynth.kg import KnowledgeGraph
 from kgsynth.kg.vocab import KGS, LABEL_PREDICATES, OWL, RDF, RDF_TYPE, RDFS, SKOS, XSD
 from kgsynth.lexicon._checks import refusal
-from kgsynth.lexicon._model import ModelWords, ask_model
+from kgsynth.lexicon._model import ModelWords, ask_model, copied
 from kgsynth.llm import LLMGateway
 from kgsynth.queries import Node
 from kgsynth.synth.naming.lexicon import Lexicon
@@ -179,8 +179,11 @@ def _take_model_words(term: TermWords, reply: ModelWords) -> None:
     for (form, lang) in list(term.missing):
         text = reply.form(form, lang)
         if text is None:
+            term.missing[form, lang] = f"{term.missing[form, lang]}; the model gave none"
             continue
-        why = refusal(text, lang, form)
+        ours = term.forms.get((form, "en"))
+        english = ours.text if ours else reply.form(form, "en")
+        why = refusal(text, lang, form) or ("the prompt's example, copied" if copied(text, english) else None)
         if why:
             term.missing[form, lang] = f"the model's “{text}” is refused: {why}"
         else:

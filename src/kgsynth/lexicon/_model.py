@@ -18,11 +18,21 @@ Facts that use it (subject -> value):
 
 Give:
 - noun_en: what the value is to the subject, an English noun phrase in the singular, as in
-  "the <noun_en> of <subject> is <value>" (e.g. "genre", "date of birth", "composer").
-- noun_ru: the same in Russian, nominative singular (e.g. "жанр", "дата рождения", "композитор").
+  "the <noun_en> of <subject> is <value>" (e.g. {nouns_en}).
+- noun_ru: the same in Russian, nominative singular (e.g. {nouns_ru}).
 - inverse_noun_en: what the subject is to the value, an English noun in the singular, as in
-  "every <inverse_noun_en> whose <noun_en> is <value>" (e.g. "film" for a genre); null when the values are not things.
+  "every <inverse_noun_en> whose <noun_en> is <value>" (e.g. "{inverse_en}" for a {noun_en}); null when the values are not things.
 - inverse_noun_ru: the same in Russian, nominative singular, or null."""
+
+
+# the prompt's examples, as (English, Russian) pairs: a small model copies them whatever the relation
+EXAMPLES = (("genre", "жанр"), ("date of birth", "дата рождения"), ("composer", "композитор"), ("film", "фильм"))
+
+
+def copied(text: str, english: str | None) -> bool:
+    """Whether a form is one of the prompt's examples while the relation's English noun is
+    not that example's: a small model's copy, not its answer."""
+    return any(text in pair and english != pair[0] for pair in EXAMPLES)
 
 
 class ModelWords(BaseModel):
@@ -49,4 +59,7 @@ def ask_model(gateway: LLMGateway, asked: list[tuple[object, list[tuple[str, str
 
 def _prompt(term, examples: list[tuple[str, str]]) -> str:
     shown = "\n".join(f"  {s} -> {o}" for s, o in examples) or "  (none)"
-    return _ASK.format(iri=term.iri, label=term.label or "(none)", examples=shown)
+    nouns = EXAMPLES[:3]
+    return _ASK.format(iri=term.iri, label=term.label or "(none)", examples=shown,
+                       nouns_en=", ".join(f'"{en}"' for en, _ in nouns), nouns_ru=", ".join(f'"{ru}"' for _, ru in nouns),
+                       inverse_en=EXAMPLES[3][0], noun_en=EXAMPLES[0][0])
