@@ -289,11 +289,26 @@ class Lexicon:
         if _ORDINAL.fullmatch(words[0]):
             return True
         kind = self._english_kind(node)
-        if kind is None or kind in _WORK_KINDS or morph.animate(russian_of(kind) or "") or kind == "person":
+        if kind is None or kind in _WORK_KINDS or self.is_person(node):
             return False
         return (words[0] in _THE_OPENERS or words[-1].casefold() in _THE_HEADS
                 or any(w in _COMPLEMENTS for w in words[1:-1])
                 or ("team" in kind and words[-1].endswith("s") and not words[-1].endswith("ss")))
+
+    def is_person(self, node: Node) -> bool:
+        """Whether an entity is a person, asked about with "who": its Russian label reads as a
+        person's name, or what it is (its class, the type its relations name) is someone."""
+        if node.kind != "iri":
+            return False
+        if morph.person_gender(node.labels.get("ru", "")) is not None:
+            return True
+        cls = self.class_of(node)
+        if cls is not None:
+            russian = cls.labels.get("ru") or russian_of(cls.label_in("en").casefold()) or ""
+            return morph.animate(russian)
+        # by the types its relations name: people are filed as persons ("people/person/..."); an
+        # award winner may be a company, so only "person" says someone
+        return self._kind_by_relations(node) == "person"
 
     def _english_kind(self, node: Node) -> str | None:
         """What the entity is, in English: its class's label, else the type its relations' IRIs name."""

@@ -368,7 +368,7 @@ class _English(_Asker):
         return f"the {noun_of(noun, naming(self.unrepeated(subject, noun), 'en', self.lex), 'en')}"
 
     def value_of(self, fact: Fact, subject: Node | str) -> str:
-        return f"{_who_or_what(fact)} {self.of(fact, subject)}?"
+        return f"{'Who' if self.lex.is_person(fact.object) else 'What'} is {self.of(fact, subject)}?"
 
     def described_by(self, fact: Fact) -> str:
         """The fact's subject described by its value: "the order whose order number is ORD-1"."""
@@ -441,7 +441,7 @@ class _English(_Asker):
         # members are subjects: "employee who shares a department"; values: "item that shares an order"
         member, shared = (self.inverse(chain.fan), self.noun(chain.fan)) if chain.fan_inverse else \
             (self.noun(chain.fan), self.inverse(chain.fan))
-        who = "who" if all(_is_person(m) for m in chain.ends if m != chain.start) else "that"
+        who = "who" if all(self.lex.is_person(m) for m in chain.ends if m != chain.start) else "that"
         return f"List every {member} {who} shares {_a(shared)} {shared} with {self.referent(chain.start)}."
 
 
@@ -455,7 +455,7 @@ class _Russian(_Asker):
         return morph.decline(noun_of(noun, naming(self.unrepeated(subject, noun), "ru", self.lex), "ru", chained=True), case)
 
     def value_of(self, fact: Fact, subject: Node | str) -> str:
-        if _is_person(fact.object):  # «Кто держатель карты «Сокол Банк» *1?»
+        if self.lex.is_person(fact.object):  # «Кто держатель карты «Сокол Банк» *1?»
             return f"Кто {self.of(fact, subject)}?"
         noun = self.noun(fact)
         said = naming(self.unrepeated(subject, noun), "ru", self.lex)
@@ -558,15 +558,6 @@ def _a(phrase: str) -> str:
 
 
 _SAID_WITH_Y = re.compile(r"uni|us[aeiou]|ut[aeiou]|eu|one\b")
-
-
-def _is_person(node: Node) -> bool:
-    """Whether the value is a person (its Russian label reads as a person's name): asked with "who"."""
-    return node.kind == "iri" and morph.person_gender(node.labels.get("ru", "")) is not None
-
-
-def _who_or_what(fact: Fact) -> str:
-    return "Who is" if _is_person(fact.object) else "What is"
 
 
 def _all(noun: str) -> str:
