@@ -241,3 +241,9 @@ def test_a_form_copied_from_the_prompts_examples_is_refused(tmp_path):
         term = suggest_words(_tiny(tmp_path), _gateway(server)).terms[0]
     assert term.forms["noun", "en"].text == "xq7"  # the rules' English, which the model does not replace
     assert term.missing["noun", "ru"] == "the model's “жанр” is refused: the prompt's example, copied"
+
+
+@pytest.mark.parametrize("label", ["sales area in square metres", "engine power in hp"])
+def test_a_name_that_says_its_unit_keeps_it_where_it_is(label):
+    # the unit is moved after the noun only when the name has none before it ("length metre")
+    assert relation_words("https://kgsynth.example/demo/salesArea", label).noun == label

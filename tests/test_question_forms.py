@@ -346,3 +346,15 @@ def test_a_year_written_as_a_number_is_never_asked_or_said(tmp_path, relation, b
     subgraph = Subgraph(id="s", shape=Shape.simple, variant="simple", template="simple", facts=(fact,),
                         answer=(fact.object,), mention=(fact.subject,), hidden=())
     assert bool(list(ScenarioBuilder(kg, {}).build(subgraph))) is built
+
+
+@pytest.mark.parametrize(("text", "links"), [
+    ("Какая дата рождения у Анны Петровой?", 2),  # a name counted once
+    ("Какая страна у города проживания Веры Комаровой?", 3),  # «у» links as "of" does
+    ("Какой город проживания страхователя полиса KS-2024-00011?", 3),
+    ("Какой код магазина заказа ORD-1?", 2),  # «код» reads as a head, not a genitive of «кода»
+    ("Какая категория у дождевика и шерстяного шарфа общая?", 1),  # «и» ends the chain
+    ("У полиса KS-1 есть страхователь. Какой город проживания этого страхователя?", 2),
+])
+def test_russian_chains_of_genitives_are_counted_as_english_counts_of(text, links):
+    assert morph.genitive_run(text) == links

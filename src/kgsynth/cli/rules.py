@@ -51,7 +51,8 @@ def suggest_command(
     _err.print(f"wrote {len(suggestion.proposals):,} library rules to {out}")
     if suggestion.mistyped:
         names = ", ".join(local_name(iri) for iri in suggestion.mistyped)
-        _err.print(f"  read the dates or years of {len(suggestion.mistyped):,} relations from mistyped values "
+        n = len(suggestion.mistyped)
+        _err.print(f"  read the dates or years of {n:,} relation{'s' * (n != 1)} from mistyped values "
                    f"(strings, a misspelt datatype; how, above each rule in {out}): {names}")
     if suggestion.left_out:
         _err.print(f"  left out {len(suggestion.left_out):,} that would ask nothing worth asking (each with why in {out}), e.g. "

@@ -219,3 +219,37 @@ def animate(phrase: str) -> bool:
         if noun is not None and not _modifies_next(word.casefold(), words[i + 1:]):
             return "anim" in noun.tag
     return False
+
+
+def genitive_run(text: str) -> int:
+    """The most links in one chain of nouns in ``text``: each noun in the genitive after the
+    chain's head, and «у» before one, is a link («страна у города проживания Веры Комаровой»:
+    3, as "the country of the city of residence of X" has three "of"s); adjectives and
+    pronouns between them aside, a person's name counted once; any other word or a
+    punctuation mark ends the chain."""
+    longest = run = 0
+    head = linked = after_name = False
+    for token in _TOKEN.findall(text):
+        word = token.strip("«»\"'.,;:?!()")
+        parses = _parses(word.casefold()) if _CYRILLIC_WORD.fullmatch(word) else ()
+        # the likeliest reading says what the word is; its lemma's other forms, whether it may be genitive
+        best = parses[0] if parses else None
+        pos = best.tag.POS if best else None
+        name = any(_NAMES & set(p.tag.grammemes) for p in parses)
+        genitive = any(p.tag.POS == pos and "gent" in p.tag for p in parses if p.normal_form == best.normal_form) if best else False
+        if word.casefold() == "у":
+            linked = True
+        elif (head or linked) and pos == "NOUN" and genitive:
+            run += 0 if name and after_name else 1
+            head, linked = True, False
+        elif pos == "NOUN":
+            head, run, linked = True, 0, False
+        elif pos not in _AGREEING | {"NPRO"}:
+            head = linked = False
+            run = 0
+        after_name = name
+        longest = max(longest, run)
+        if token[-1:] in ",;:?!.":
+            head = linked = after_name = False
+            run = 0
+    return longest

@@ -195,7 +195,7 @@ class Lexicon:
         if lang != "en" or node.kind != "iri" or name.startswith(("the ", "a ", "an ")):
             return name
         label = node.label_in("en")
-        if label[:1].islower():  # a kind of thing written lower-case ("business trip"): "a business trip"
+        if label[:1].islower() and " " in label:  # a kind of thing written lower-case ("business trip"), not an adjective
             return inflection().a(name)
         # lower-cased here because it is a common noun (_common_noun_en), not a name written so ("eBay");
         # or a common noun that opens with an abbreviation ("USB-C cable")
@@ -288,8 +288,8 @@ class Lexicon:
             return False
         if _ORDINAL.fullmatch(words[0]):
             return True
-        kind = self._english_kind(node)
-        if kind is None or kind in _WORK_KINDS or self.is_person(node):
+        kind = self._english_kind(node) or ""  # unknown on a graph without types (DBpedia's names alone)
+        if kind in _WORK_KINDS or self.is_person(node):
             return False
         return (words[0] in _THE_OPENERS or words[-1].casefold() in _THE_HEADS
                 or any(w in _COMPLEMENTS for w in words[1:-1])

@@ -312,12 +312,13 @@ class _Asker:
         """``frame`` (the question around a phrase, which chains ``outer`` nouns before it:
         "the X of", «X у», «бассейн в») around what ``hops`` reach from ``start``, said the
         most direct way that chains at most :data:`_MOST_CHAINED` nouns (:meth:`phrasings`)."""
-        text = ""
+        said = []
         for intro, phrase, chained, intro_chained in self.phrasings(start, hops):
             text = f"{intro} {frame(phrase)}" if intro else frame(phrase)
             if self.reads_well(text, outer + chained, intro_chained):
-                break
-        return text
+                return text
+            said.append(text)
+        return min(said, key=self.links)  # none reads well: the one that chains the fewest
 
     def phrasings(self, start: Node | str, hops: Sequence[Fact]) -> Iterator[tuple[str, Node | str, int, int]]:
         """(a sentence before the question, the phrase, the nouns the phrase chains, the
@@ -377,6 +378,10 @@ class _English(_Asker):
 
     def reads_well(self, text: str, chained: int, intro_chained: int) -> bool:
         return _of_run(text) <= _MOST_CHAINED  # an "of" inside a noun counts too ("date of birth")
+
+    @staticmethod
+    def links(text: str) -> int:
+        return _of_run(text)
 
     def possessives(self, owner: Node | str, hops: Sequence[Fact]) -> Iterator[str]:
         """What ``hops`` reach with ``owner`` in the possessive, said of the first hop ("Anna
@@ -468,7 +473,12 @@ class _Russian(_Asker):
         return f"{inverse}, у {which} {self.of_inverse(fact, inverse)} — {self.name(fact.object)}"
 
     def reads_well(self, text: str, chained: int, intro_chained: int) -> bool:
-        return chained <= _MOST_CHAINED and intro_chained <= _MOST_CHAINED
+        # a genitive inside a noun counts too («город проживания»), as "of" does in English
+        return chained <= _MOST_CHAINED and intro_chained <= _MOST_CHAINED and morph.genitive_run(text) <= _MOST_CHAINED
+
+    @staticmethod
+    def links(text: str) -> int:
+        return morph.genitive_run(text)
 
     @staticmethod
     def possessives(owner: Node | str, hops: Sequence[Fact]) -> tuple[()]:

@@ -100,6 +100,8 @@ def _with_unit(name: str) -> str | None:
         return None
     if words and words[-1] == "in":
         words.pop()
+    if "in" in words or (words and words[-1] in ("square", "cubic")):
+        return None  # said with its unit already ("sales area in square metres")
     base = " ".join(words)
     return base and f"{glossary().english.get(base) or singular(base)} in {_UNITS[last]}"
 
