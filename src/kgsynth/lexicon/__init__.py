@@ -22,6 +22,7 @@ from kgsynth.kg import KnowledgeGraph
 from kgsynth.kg.vocab import KGS, LABEL_PREDICATES, OWL, RDF, RDF_TYPE, RDFS, SKOS, XSD
 from kgsynth.lexicon._checks import refusal
 from kgsynth.lexicon._model import ModelWords, ask_model, copied
+from kgsynth.lexicon._turtle import write_turtle
 from kgsynth.llm import LLMGateway
 from kgsynth.queries import Node
 from kgsynth.synth.naming.lexicon import Lexicon
@@ -68,8 +69,6 @@ class WordSuggestion:
         return [t for t in self.terms if t.missing]
 
     def turtle(self, header: str) -> str:
-        from kgsynth.lexicon._turtle import write_turtle
-
         return write_turtle(self.terms, header, self.given)
 
 
