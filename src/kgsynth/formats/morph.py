@@ -18,6 +18,7 @@ import pymorphy3
 CASES = ("nomn", "gent", "datv", "accs", "ablt", "loct")
 _CYRILLIC_WORD = re.compile(r"[А-Яа-яЁё]+(?:-[А-Яа-яЁё]+)*")
 _TOKEN = re.compile(r"\S+")
+_HAS_CYRILLIC = re.compile(r"[А-Яа-яЁё]")
 _AGREEING = frozenset({"ADJF", "PRTF", "NUMR"})
 
 
@@ -35,6 +36,8 @@ def _parses(word: str) -> tuple:
 @functools.lru_cache(maxsize=65536)
 def lemma(word: str) -> str:
     """The dictionary form of one Russian word, casefolded with ё as е ("среднему" -> "средний")."""
+    if not _HAS_CYRILLIC.search(word):  # Latin words, numbers, codes are their own lemma: no parse needed
+        return word.casefold()
     parses = _parses(word.casefold())
     return (parses[0].normal_form if parses else word.casefold()).replace("ё", "е")
 

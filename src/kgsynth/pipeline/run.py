@@ -101,13 +101,12 @@ def plan_cells(kg: KnowledgeGraph, config: SynthConfig, rules: dict[str, Rule], 
     grid: set[tuple[str, str]] = set()
     wanted_difficulties, wanted_formats = set(config.dataset.difficulties), set(config.dataset.formats)
     with collector_paused():
-        for subgraph in _subgraphs(kg, config):
-            for scenario in builder.build(subgraph):
-                cell = scenario.cell
-                if cell.answer_format in wanted_formats:
-                    grid.add((cell.category, cell.answer_format))
-                    if cell.difficulty in wanted_difficulties and not (published and published.excludes(scenario)):
-                        by_cell[cell.key].setdefault(scenario.id, scenario)
+        for scenario in builder.build_many(_subgraphs(kg, config)):
+            cell = scenario.cell
+            if cell.answer_format in wanted_formats:
+                grid.add((cell.category, cell.answer_format))
+                if cell.difficulty in wanted_difficulties and not (published and published.excludes(scenario)):
+                    by_cell[cell.key].setdefault(scenario.id, scenario)
         if empty_cells:
             for category, fmt in grid:
                 for difficulty in wanted_difficulties:

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections import Counter
-from collections.abc import Callable
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
 from decimal import Decimal
 from functools import cache
 
@@ -52,8 +52,9 @@ FORM_TERMS = {
 _FORMS_QUERY = """SELECT ?p ?term ?form WHERE { VALUES ?term { %s } ?p ?term ?form }""" % " ".join(
     f"<{t}>" for t in FORM_TERMS.values()
 )
-_CLASS_QUERY = "SELECT ?c WHERE {\n#VALUES\n?e <%s> ?c }" % RDF_TYPE
-_OWN_RELATIONS = "SELECT DISTINCT ?p WHERE {\n#VALUES\n?e ?p ?o } LIMIT 64"
+_CLASS_QUERY = "SELECT ?e ?c WHERE {\n#VALUES\n?e <%s> ?c }" % RDF_TYPE
+_OWN_RELATIONS = "SELECT DISTINCT ?e ?p WHERE {\n#VALUES\n?e ?p ?o }"
+_LEARN_BATCH = 500  # entities per query: a VALUES block a server takes in one POST
 # kinds too vague to name an entity by («у места «Tacoma»» says less than «у Tacoma»)
 _VAGUE_KINDS = frozenset({"место", "объект", "территория", "регион", "населённый пункт"})
 _DOMAINS_QUERY = "SELECT ?c ?d WHERE { ?c <%sdomain> ?d }" % KGS
@@ -80,7 +81,8 @@ class Lexicon:
             if isinstance(form, ox.Literal):
                 name = next(k for k, v in FORM_TERMS.items() if v == term.value)
                 self._forms.setdefault(prop.value, {}).setdefault(name, {})[form.language or ""] = form.value
-        self._classes: dict[str, Node | None] = {}
+        self._classes: dict[str, Node | None] = {}  # entity IRI -> its class
+        self._class_nodes: dict[str, Node] = {}  # class IRI -> the class with its labels
         self._kinds: dict[str, str | None] = {}  # entity IRI -> its Russian kind noun, for Latin names
         self._typed: dict[str, str | None] = {}  # entity IRI -> the type its relations' paths name, in English
         self._domains: dict[str, str] = {}  # class (or category, rule) IRI -> local name of its kgs:domain
@@ -154,15 +156,42 @@ class Lexicon:
         if node is None or node.kind != "iri":
             return None
         if node.value not in self._classes:
-            rows = sorted(c.value for (c,) in self.kg.select(_CLASS_QUERY, (("e",), [(ox.NamedNode(node.value),)]))
-                          if isinstance(c, ox.NamedNode))
-            if rows:
-                term = ox.NamedNode(rows[0])
-                labels = self.kg.labels([term])[term]
-                self._classes[node.value] = Node.from_term(term, self.kg.pick_label(term, labels), labels)
-            else:
-                self._classes[node.value] = None
+            self._learn_classes([node.value])
         return self._classes[node.value]
+
+    def learn(self, nodes: Iterable[Node]) -> None:
+        """Look up together what the entities are (their class, the type their relations'
+        IRIs name) where not looked up yet: one query for hundreds of entities costs about
+        what four queries for one do, and a run names tens of thousands."""
+        iris = sorted({n.value for n in nodes if n.kind == "iri"})
+        for start in range(0, len(iris), _LEARN_BATCH):
+            batch = iris[start:start + _LEARN_BATCH]
+            self._learn_classes([i for i in batch if i not in self._classes])
+            self._learn_types([i for i in batch if i not in self._typed])
+
+    def _learn_classes(self, iris: list[str]) -> None:
+        if not iris:
+            return
+        found: dict[str, list[str]] = defaultdict(list)
+        for entity, cls in self.kg.select(_CLASS_QUERY, (("e",), [(ox.NamedNode(i),) for i in iris])):
+            if isinstance(cls, ox.NamedNode):
+                found[entity.value].append(cls.value)
+        first = {iri: min(classes) for iri, classes in found.items()}
+        unknown = [ox.NamedNode(c) for c in set(first.values()) if c not in self._class_nodes]
+        for term, labels in self.kg.labels(unknown).items():
+            self._class_nodes[term.value] = Node.from_term(term, self.kg.pick_label(term, labels), labels)
+        for iri in iris:
+            self._classes[iri] = self._class_nodes[first[iri]] if iri in first else None
+
+    def _learn_types(self, iris: list[str]) -> None:
+        if not iris:
+            return
+        kinds: dict[str, Counter[str]] = {iri: Counter() for iri in iris}
+        for entity, relation in self.kg.select(_OWN_RELATIONS, (("e",), [(ox.NamedNode(i),) for i in iris])):
+            if typed := relation_words(relation.value, None).subject_noun:
+                kinds[entity.value][typed] += 1
+        for iri, counted in kinds.items():
+            self._typed[iri] = min(counted, key=lambda k: (-counted[k], k)) if counted else None
 
     def domain(self, entity_class: Node | None, *entities: Node) -> str | None:
         """The local name of the ``kgs:domain`` ("travel") of ``entity_class``, else of the
@@ -247,9 +276,7 @@ class Lexicon:
         """The English noun of the type most of the entity's relations' IRIs file them under
         ("film" for film/film/genre, film/film/country ...), or None."""
         if node.value not in self._typed:
-            rows = self.kg.select(_OWN_RELATIONS, (("e",), [(ox.NamedNode(node.value),)]))
-            kinds = Counter(typed for (p,) in rows if (typed := relation_words(p.value, None).subject_noun))
-            self._typed[node.value] = min(kinds, key=lambda k: (-kinds[k], k)) if kinds else None
+            self._learn_types([node.value])
         return self._typed[node.value]
 
     @staticmethod
@@ -288,12 +315,15 @@ class Lexicon:
             return False
         if _ORDINAL.fullmatch(words[0]):
             return True
+        by_words = (words[0] in _THE_OPENERS or words[-1].casefold() in _THE_HEADS
+                    or any(w in _COMPLEMENTS for w in words[1:-1]))
+        plural = words[-1].endswith("s") and not words[-1].endswith("ss")
+        if not (by_words or plural):  # most names: what the entity is cannot change the answer, and costs queries
+            return False
         kind = self._english_kind(node) or ""  # unknown on a graph without types (DBpedia's names alone)
         if kind in _WORK_KINDS or self.is_person(node):
             return False
-        return (words[0] in _THE_OPENERS or words[-1].casefold() in _THE_HEADS
-                or any(w in _COMPLEMENTS for w in words[1:-1])
-                or ("team" in kind and words[-1].endswith("s") and not words[-1].endswith("ss")))
+        return by_words or "team" in kind
 
     def is_person(self, node: Node) -> bool:
         """Whether an entity is a person, asked about with "who": its Russian label reads as a

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from urllib.parse import unquote
 
@@ -106,6 +106,7 @@ def _with_unit(name: str) -> str | None:
     return base and f"{glossary().english.get(base) or singular(base)} in {_UNITS[last]}"
 
 
+@lru_cache(maxsize=1 << 16)  # asked per fact and per entity's relations: a graph has few relations, many facts
 def relation_words(iri: str, label: str | None) -> RelationWords:
     """The relation's words: its label, unless the label spells a path or is only the IRI's
     name made readable, as an unlabelled relation is shown (then the IRI's)."""

@@ -32,6 +32,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import islice
 from decimal import Decimal
 from enum import StrEnum
 from functools import cache, cached_property, lru_cache
@@ -268,6 +269,15 @@ class ScenarioBuilder:
 
     def node(self, iri: str) -> Node:
         return self._nodes[iri]
+
+    def build_many(self, subgraphs: Iterable[Subgraph], batch: int = 256) -> Iterator[Scenario]:
+        """:meth:`build` for each subgraph in turn, the entities of every ``batch`` of them
+        looked up together first (what each is, for its name and article)."""
+        subgraphs = iter(subgraphs)
+        while chunk := list(islice(subgraphs, batch)):
+            self.lexicon.learn(node for subgraph in chunk for fact in subgraph.facts for node in (fact.subject, fact.object))
+            for subgraph in chunk:
+                yield from self.build(subgraph)
 
     def build(self, subgraph: Subgraph) -> Iterator[Scenario]:
         """Every scenario the subgraph can fill: one per (answer format, difficulty). One
