@@ -781,8 +781,8 @@ STORES = [  # (local, en, ru, city): two stores share the label "Central store"
     ("lakeside", "Lakeside store", "Магазин «Озёрный»", "kazan"),
     ("pine", "Pine store", "Магазин «Сосновый»", "saint-petersburg"),
 ]
-MEMBERSHIPS = {"standard": ("standard member", "обычный участник"), "club": ("club member", "участник клуба"),
-               "premium": ("premium member", "премиум-участник")}
+MEMBERSHIPS = {"standard": ("standard", "обычный участник"), "club": ("club", "участник клуба"),
+               "premium": ("premium", "премиум-участник")}
 PRODUCT_CATEGORIES = {"electronics": ("electronics", "электроника"), "home": ("home goods", "товары для дома"),
                       "clothing": ("clothing", "одежда"), "books": ("books", "книги"),
                       "sports": ("sports and outdoors", "спорт и отдых"), "toys": ("toys", "игрушки")}
@@ -894,7 +894,7 @@ HOTELS = [  # (local, en, ru, city, stars): two hotels share the label "Hotel Ri
 RATE_BY_STARS = {2: (2_500, 4_500), 3: (3_500, 8_500), 4: (7_000, 17_000), 5: (15_000, 32_000)}
 TARIFFS = {"flexible": ("flexible", "гибкий"), "semi-flexible": ("semi-flexible", "полугибкий"),
            "non-refundable": ("non-refundable", "невозвратный")}
-PURPOSES = {"business": ("business trip", "командировка"), "leisure": ("holiday", "отдых")}
+PURPOSES = {"business": ("business", "командировка"), "leisure": ("leisure", "отдых")}
 N_TRIPS = 30
 
 

@@ -111,6 +111,10 @@ def test_english_noun_from_a_label(label, iri, noun):
     ("Казань", "gent", "Казани"),
     ("Сочи", "gent", "Сочи"),
     ("Парус Страхование", "gent", "Парус Страхование"),  # a proper name: the caller adds its class
+    ("брат или сестра", "gent", "брата или сестры"),  # each of two joined nouns in the case
+    ("страна или территория", "ablt", "страной или территорией"),
+    ("отдел продаж и маркетинга", "datv", "отделу продаж и маркетинга"),  # "и" inside a dependent: one phrase
+    ("пазл, 1000 деталей", "gent", "пазла, 1000 деталей"),
 ])
 def test_russian_declension(label, case, declined):
     assert morph.decline(label, case) == declined

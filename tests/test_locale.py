@@ -9,6 +9,7 @@ import pytest
 
 from kgsynth.formats.answers import AnswerFormat, check_answer
 from kgsynth.formats.locale import (
+    as_written,
     format_date,
     format_days,
     format_money,
@@ -149,3 +150,17 @@ def test_renderings_check_as_numbers(value, lang):
 def test_money_in_text_is_a_format_violation_with_its_value():
     check = check_answer(format_money(Decimal(15600), "RUB", "ru"), AnswerFormat.currency, "15600")
     assert (check.syntactic_ok, check.value_matches, check.value) == (False, True, "15600")
+
+
+# Worked examples: six significant figures, at least two decimals, nothing added to a short value.
+@pytest.mark.parametrize(("stored", "written"), [
+    ("1279.45412651", "1279.45"),  # FB15k-237's area of New Castle County
+    ("51.758899", "51.7589"),
+    ("-2.716667", "-2.71667"),
+    ("0.00012345678", "0.000123457"),
+    ("15763.18", "15763.18"),
+    ("3.125", "3.125"),
+    ("42", "42"),
+])
+def test_a_decimal_is_written_as_a_person_writes_it(stored, written):
+    assert str(as_written(Decimal(stored))) == written

@@ -51,6 +51,19 @@ def to_decimal(value: Decimal | int | float | str) -> Decimal:
     return d
 
 
+SIGNIFICANT = 6  # figures a person writes of a measured value; a graph may store ten decimals
+
+
+def as_written(value: Decimal) -> Decimal:
+    """A decimal as a person writes it: six significant figures, and at least two decimals
+    (FB15k-237's area 1279.45412651 as 1279.45, a latitude 51.758899 as 51.7589); a value
+    stored with no more places than that is returned as it is."""
+    places = max(2, SIGNIFICANT - 1 - value.adjusted())
+    if -value.as_tuple().exponent <= places:
+        return value
+    return value.quantize(Decimal(1).scaleb(-places), context=_WIDE)
+
+
 def plain_number(value: Decimal | int, places: int | None = None) -> str:
     """Machine form of a number: no grouping, no exponent, ``.`` as the decimal point.
 

@@ -115,6 +115,10 @@ def decline(label: str, case: str, number: str = "sing") -> str:
                          and ({"Name", "Surn", "Patr"} & set(p.tag.grammemes)))
             out.append(_inflected(parse, {case, number}, word))
         return " ".join(out)
+    for joined in (" или ", " и "):  # "брат или сестра": each noun phrase in the case, "брата или сестры"
+        parts = label.split(joined)
+        if len(parts) > 1 and all(nominative_head(part.split(" ")[0]) for part in parts):
+            return joined.join(" ".join(_decline_head(part.split(" "), case, number)) for part in parts)
     return " ".join(_decline_head(words, case, number))
 
 
@@ -131,7 +135,7 @@ def is_proper_name(label: str) -> bool:
 def starts_with_common_noun(label: str) -> bool:
     """Whether a label opens with a common noun phrase ("Отель «Аврора»", "Страховой случай
     CL-1"), not a name, a place or an abbreviation: inside a sentence it is written lower-case."""
-    first = label.split(" ", 1)[0]
+    first = label.split(" ", 1)[0].rstrip(",;:")  # "Пазл, 1000 деталей"
     if not _CYRILLIC_WORD.fullmatch(first) or first[1:2].isupper() or is_proper_name(label) or person_gender(label):
         return False
     parse = nominative_head(first)

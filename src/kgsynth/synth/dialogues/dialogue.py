@@ -149,6 +149,7 @@ def _render(node: Node, fact: Fact, scenario: Scenario, lang: str, value: object
     if node.datatype and node.datatype.endswith("#gYear"):  # a year, not an amount: "2013", never "2,013"
         return node.value if value == node.python else str(value)  # as written, or a slip of it
     if isinstance(value, int | Decimal):
+        value = locale.as_written(value) if isinstance(value, Decimal) else value
         if fact.role in _MONEY_ROLES and unit in CURRENCIES:
             return locale.format_money(Decimal(value), unit, lang)
         if fact.role in _MEASURED_ROLES and scenario.rule.source_unit:  # a conversion's input, a ratio's denominator
@@ -159,6 +160,13 @@ def _render(node: Node, fact: Fact, scenario: Scenario, lang: str, value: object
     if isinstance(value, dt.date):
         return locale.format_date(value, lang)
     return node.value
+
+
+def _without_noun(value: str, noun: str) -> str:
+    """A value whose name opens with the relation's own noun before its code, said without
+    the noun: "The policy is KS-2024-00053", «Полис — KS-2024-00053», not "… is Policy KS-2024-00053"."""
+    head, _, rest = value.partition(" ")
+    return rest if head.casefold() == noun.casefold() and any(c.isdigit() for c in rest) else value
 
 
 def _wrong_value(value: object, rng: random.Random) -> object | None:
@@ -576,7 +584,7 @@ class _Writer:
         key = (fact.subject.value, fact.relation.value)
         kind = "fact_again" if key in self.stated else "fact"
         self.stated.add(key)
-        return _cap(self._pick(kind).format(value=value, **self._noun_slots(index)))
+        return _cap(self._pick(kind).format(value=_without_noun(value, words.short), **self._noun_slots(index)))
 
     def _implicit(self, index: int) -> bool:
         """Whether the fact is about the topic, already named, so its noun needs no subject:

@@ -48,7 +48,7 @@ STATEMENTS: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         "fact_again": (
             "On top of that, there is {another}, a separate one: {value}.",
-            "There is {another} as well, on top of the others: {value}.",
+            "There is {another} as well: {value}.",
             "And {another}, in addition: {value}.",
             "The list also has {another}: {value}.",
             "Add to that {another}: {value}.",

@@ -315,7 +315,8 @@ class Lexicon:
             return False
         if _ORDINAL.fullmatch(words[0]):
             return True
-        by_words = (words[0] in _THE_OPENERS or words[-1].casefold() in _THE_HEADS
+        head = _REGION_SUFFIX.sub("", words[-1]).casefold()  # FB15k-237 writes "Mountain Time Zone-US"
+        by_words = (words[0] in _THE_OPENERS or head in _THE_HEADS
                     or any(w in _COMPLEMENTS for w in words[1:-1]))
         plural = words[-1].endswith("s") and not words[-1].endswith("ss")
         if not (by_words or plural):  # most names: what the entity is cannot change the answer, and costs queries
@@ -348,6 +349,7 @@ class Lexicon:
 
 
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")
+_REGION_SUFFIX = re.compile(r"-(?:GB|US|AU|CA|IE|NZ)$")  # a label's locale glued to it
 _COMPLEMENTS = frozenset({"of", "for", "in", "on"})
 _THE_OPENERS = frozenset({"United", "Republic", "Kingdom", "University", "Federation", "Commonwealth"})
 _THE_HEADS = frozenset("ocean sea river gulf channel mountains alps islands empire republic kingdom union "
@@ -369,8 +371,10 @@ def spoken_value(node: Node, lang: str) -> str:
         return locale.format_date(value.date(), lang)
     if isinstance(value, dt.date):
         return locale.format_date(value, lang)
-    if isinstance(value, int | Decimal):
+    if isinstance(value, int):
         return locale.format_number(value, lang)
+    if isinstance(value, Decimal):
+        return locale.format_number(locale.as_written(value), lang)
     return node.value
 
 

@@ -40,7 +40,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from kgsynth.formats import morph
+from kgsynth.formats import locale, morph
 from kgsynth.formats.answers import AnswerFormat, Choices, Constraints, canonical_gold, class_aliases, has_word
 from kgsynth.kg import KnowledgeGraph, local_name
 from kgsynth.kg._terms import date_or_year
@@ -286,6 +286,7 @@ class ScenarioBuilder:
         if world and self.world_policy == "skip":
             self._left_out(subgraph)
             return
+        subgraph = numbers_as_written(subgraph)
         if subgraph.shape is Shape.rule_application:
             scenarios = self._rule_scenarios(subgraph)
         else:
@@ -553,6 +554,34 @@ _DATED_ROLES = {Operation.years_between: ("start", "end"), Operation.century: ("
                 Operation.days_between: ("start", "end"), Operation.within_days: ("start", "end")}
 _AS_READ = {int: XSD + "gYear", dt.date: XSD + "date"}  # the datatype of a value as the engine read it
 _WELL_TYPED = frozenset({XSD + "date", XSD + "dateTime", XSD + "gYear"})  # said as written
+
+
+def numbers_as_written(subgraph: Subgraph) -> Subgraph:
+    """The subgraph with each decimal stored to more places than a person writes said as
+    written (:func:`locale.as_written`: an area of 1279.45412651 as 1279.45), in its facts,
+    answer and the nodes it names or hides, so that the dialogue, the gold and a rule's
+    result all use the value said. Values that would become equal are kept as stored: a
+    comparison or a set must not lose the difference that decides it."""
+    stored = {n for f in subgraph.facts for n in (f.subject, f.object)} | {*subgraph.answer, *subgraph.mention, *subgraph.hidden}
+    written = {n: _as_written(n) for n in stored if n.kind == "literal"}
+    if all(w is n for n, w in written.items()) or len({w.value for w in written.values()}) < len(written):
+        return subgraph
+
+    def said(node: Node) -> Node:
+        return written.get(node, node)
+
+    facts = tuple(f.model_copy(update={"subject": said(f.subject), "object": said(f.object)}) for f in subgraph.facts)
+    return subgraph.model_copy(update={"facts": facts, "answer": tuple(map(said, subgraph.answer)),
+                                       "mention": tuple(map(said, subgraph.mention)), "hidden": tuple(map(said, subgraph.hidden))})
+
+
+def _as_written(node: Node) -> Node:
+    value = node.python
+    written = locale.as_written(value) if isinstance(value, Decimal) else value
+    if written is value:
+        return node
+    text = locale.plain_number(written)
+    return node.model_copy(update={"value": text, "label": text, "labels": {}})
 
 
 def _values_as_read(rule: Rule, facts: tuple[Fact, ...]) -> tuple[Fact, ...]:
