@@ -40,10 +40,17 @@ LANGUAGES = ("en", "ru")
 SHAPES = ["rule_application", "simple", "set", "conditional", "multihop", "comparison"]
 
 
+# the entities the worked examples below are about, what points to the order (its return), and the
+# departments in the Yekaterinburg office
+EXAMPLE_ANCHORS = (f"SELECT ?a WHERE {{ {{ VALUES ?a {{ <{EX}order-057> <{EX}card-040> <{EX}employer-rassvet-foods> "
+                   f"<{EX}employer-granit-stroy> <{EX}office-granit-stroy-yekaterinburg> <{EX}city-yekaterinburg> }} }} "
+                   f"UNION {{ ?a ?p <{EX}order-057> }} UNION {{ ?a <{EX}office> <{EX}office-granit-stroy-yekaterinburg> }} }}")
+
+
 @pytest.fixture(scope="module")
 def scenarios(demo_kg):
-    # every fact of an anchor, so the worked examples below are sampled whatever else the graph holds
-    config = SynthConfig.model_validate({"sampling": {"shapes": SHAPES, "per_anchor": 50}})
+    # every fact of each example's anchor, so the worked examples below are sampled whatever else the graph holds
+    config = SynthConfig.model_validate({"sampling": {"shapes": SHAPES, "per_anchor": 50, "anchors_query": EXAMPLE_ANCHORS}})
     return [s for plan in plan_cells(demo_kg, config, load_rules(demo_kg)) for s in plan.scenarios]
 
 

@@ -14,6 +14,7 @@ import pytest
 from conftest import ROOT, kill_when_logged
 from llm_fault_injector import FAULTS, FaultInjectingServer
 
+from kgsynth.cli._app import run
 from kgsynth.dataset.splits import read_items
 from kgsynth.eval import render
 from kgsynth.eval.config import EvalConfig, EvalModel, LengthSweep, PositionSweep
@@ -299,28 +300,24 @@ def test_a_killed_run_resumes_and_asks_nothing_twice(clean_eval, dataset, golds,
 
 
 # ---------------------------------------------------------------------------- command line
-def _kgsynth(*args: str) -> subprocess.CompletedProcess:
-    env = os.environ | {"PYTHONPATH": str(ROOT / "src")}
-    return subprocess.run([sys.executable, "-m", "kgsynth.cli", *args], env=env, capture_output=True, text=True, check=False)
-
-
-def test_command_line_errors_are_one_line(dataset, tmp_path):
+def test_command_line_errors_are_one_line(dataset, tmp_path, capsys):
     unfinished = tmp_path / "unfinished"
     (unfinished / ".work").mkdir(parents=True)
+    bad = tmp_path / "bad.toml"
+    bad.write_text('baselines = ["closed_book"]\n')
     cases = [
         (["eval", "--dataset", str(dataset)], "no endpoint"),
         (["eval", "--dataset", str(tmp_path), "--base-url", "http://127.0.0.1:9/v1"], "is not a kgsynth dataset"),
         (["report", str(tmp_path)], "is not a finished kgsynth eval run"),
         (["report", str(unfinished)], "holds an unfinished kgsynth eval run"),
+        (["eval", "--dataset", str(dataset), "--config", str(bad), "--base-url", "http://127.0.0.1:9/v1"],
+         "probes need the oracle"),
     ]
     for args, message in cases:
-        result = _kgsynth(*args)
-        assert result.returncode == 1 and message in result.stderr
-        assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
-    bad = tmp_path / "bad.toml"
-    bad.write_text('baselines = ["closed_book"]\n')
-    result = _kgsynth("eval", "--dataset", str(dataset), "--config", str(bad), "--base-url", "http://127.0.0.1:9/v1")
-    assert result.returncode == 1 and "probes need the oracle" in result.stderr and result.stderr.count("\n") == 1
+        code = run(args)
+        stderr = capsys.readouterr().err
+        assert code == 1 and message in stderr, (args, stderr)
+        assert stderr.count("\n") == 1 and "Traceback" not in stderr
 
 
 def test_counted_tokens_of_a_variant_are_its_dialogue_s(items):

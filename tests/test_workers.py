@@ -105,6 +105,7 @@ def _children(pid: int) -> set[int]:
     return found
 
 
+@pytest.mark.slow  # about 27 s, most of it starting a ray instance; the process-pool runs above check the same bytes
 def test_a_local_ray_instance_writes_the_same_bytes(demo_kg, one_worker, tmp_path):
     ray = pytest.importorskip("ray", reason="Ray is the optional extra kgsynth[ray]")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)

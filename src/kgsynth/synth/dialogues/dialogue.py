@@ -162,13 +162,6 @@ def _render(node: Node, fact: Fact, scenario: Scenario, lang: str, value: object
     return node.value
 
 
-def _without_noun(value: str, noun: str) -> str:
-    """A value whose name opens with the relation's own noun before its code, said without
-    the noun: "The policy is KS-2024-00053", «Полис — KS-2024-00053», not "… is Policy KS-2024-00053"."""
-    head, _, rest = value.partition(" ")
-    return rest if head.casefold() == noun.casefold() and any(c.isdigit() for c in rest) else value
-
-
 def _wrong_value(value: object, rng: random.Random) -> object | None:
     """A plausible misstatement of a numeric or date value (never equal to it)."""
     if isinstance(value, bool):
@@ -353,7 +346,7 @@ def _plan_reask(scenario: Scenario, plan: list, slots: list[int], settings: Dial
     several = several_valued(scenario.facts)
     options = [(s, f) for i, s in enumerate(slots) for f in scenario.pieces[i].facts
                if s + 2 < len(plan) and plan[s + 1] is None and plan[s + 2] is None and f not in several
-               and _said_as_a_value(scenario.facts[f])]
+               and _said_as_a_value(scenario, f)]
     if options:
         slot, fact = rng.choice(options)
         plan[slot + 1], plan[slot + 2] = ("reask", {"fact": fact}), ("restate", {"fact": fact})
@@ -431,8 +424,8 @@ def _facts_of_entity(scenario: Scenario, lang: str) -> list[tuple[str, tuple[str
     key = ("facts_of_entity", lang)
     if key not in scenario.derived:
         said = []
-        for fact, words in zip(scenario.facts, scenario.wording[lang].facts, strict=True):
-            if fact.subject.value == scenario.entity.value and not said_by_name(fact):
+        for fact, words, said_by_its_name in zip(scenario.facts, scenario.wording[lang].facts, carried(scenario), strict=True):
+            if fact.subject.value == scenario.entity.value and not said_by_its_name:
                 value = words.spoken or words.value or render_value(fact, scenario, lang)
                 said.append((fact.relation.value, (words.noun_of, value, words.statement, fact.object.python), numbers_in(value)))
         scenario.derived[key] = said
@@ -443,12 +436,20 @@ def _states_a_value(scenario: Scenario, entry: tuple[str, dict]) -> bool:
     """Whether a planned turn states a value (not only a name, or a yes/no fact as a sentence)."""
     kind, args = entry
     facts = scenario.pieces[args["piece"]].facts if kind == "piece" else ()
-    return kind == "restate" or any(_said_as_a_value(scenario.facts[i]) for i in facts)
+    return kind == "restate" or any(_said_as_a_value(scenario, i) for i in facts)
 
 
-def _said_as_a_value(fact: Fact) -> bool:
+def _said_as_a_value(scenario: Scenario, index: int) -> bool:
     """Whether a turn says the fact's value: not a yes/no fact (a sentence), nor one its subject's name says."""
-    return not isinstance(fact.object.python, bool) and not said_by_name(fact)
+    return not isinstance(scenario.facts[index].object.python, bool) and not carried(scenario)[index]
+
+
+def carried(scenario: Scenario) -> tuple[bool, ...]:
+    """Whether each fact's value is said by its subject's name (:func:`said_by_name`), kept with
+    the scenario: each of its items, in every language, asks several times a fact."""
+    if "carried" not in scenario.derived:
+        scenario.derived["carried"] = tuple(map(said_by_name, scenario.facts))
+    return scenario.derived["carried"]
 
 
 def _domain(scenario: Scenario, lang: str) -> str:
@@ -497,7 +498,7 @@ class _Writer:
         self.rendered = {i: w.statement or w.value or values[i] for i, w in enumerate(self.words.facts)}
         # a value the subject's name says is written as the name says it («Москве» of «офис … в Москве»)
         self.rendered |= {i: said_in_name(f, lang) or self.rendered[i]
-                          for i, f in enumerate(scenario.facts) if said_by_name(f)}
+                          for i, f in enumerate(scenario.facts) if carried(scenario)[i]}
         self.spoken = {i: w.spoken or self.rendered[i] for i, w in enumerate(self.words.facts)}
 
     def values(self) -> tuple[str, ...]:
@@ -535,7 +536,7 @@ class _Writer:
             parts.append(self._introduction(piece.name, piece.entity_class))
         self.named = self.named or piece.name
         for i in piece.facts:
-            if said_by_name(self.s.facts[i]):
+            if carried(self.s)[i]:
                 continue  # the piece names the subject, whose name says it
             if args.get("corrected") == i:
                 fact = self.s.facts[i]
@@ -584,7 +585,7 @@ class _Writer:
         key = (fact.subject.value, fact.relation.value)
         kind = "fact_again" if key in self.stated else "fact"
         self.stated.add(key)
-        return _cap(self._pick(kind).format(value=_without_noun(value, words.short), **self._noun_slots(index)))
+        return _cap(self._pick(kind).format(value=value, **self._noun_slots(index)))
 
     def _implicit(self, index: int) -> bool:
         """Whether the fact is about the topic, already named, so its noun needs no subject:

@@ -285,11 +285,12 @@ class Lexicon:
         because it opens the label ("Rain jacket", "Head of department"): its other words
         are lower case and its Russian label opens with a common noun, which Russian writes
         lower-case inside a sentence too. Names ("Moscow", "Yantar Bank") keep theirs."""
-        first, *rest = label.split() or [""]
         russian = node.labels.get("ru", "")
+        if not (label[:1].isupper() and is_cyrillic(russian)):  # the cheap signs first: most labels stop here
+            return False
+        first, *rest = label.split()
         opens = label[1:2].islower() or (first.isupper() and len(first) > 1 and rest != [])  # "Rain jacket", "USB-C cable"
-        return (label[:1].isupper() and opens and all(not w[:1].isupper() for w in rest)
-                and is_cyrillic(russian) and morph.starts_with_common_noun(russian))
+        return opens and all(not w[:1].isupper() for w in rest) and morph.starts_with_common_noun(russian)
 
     def _takes_the(self, node: Node, label: str) -> bool:
         """Whether an English label is a description that needs "the": it says its class in

@@ -562,17 +562,22 @@ def numbers_as_written(subgraph: Subgraph) -> Subgraph:
     answer and the nodes it names or hides, so that the dialogue, the gold and a rule's
     result all use the value said. Values that would become equal are kept as stored: a
     comparison or a set must not lose the difference that decides it."""
-    stored = {n for f in subgraph.facts for n in (f.subject, f.object)} | {*subgraph.answer, *subgraph.mention, *subgraph.hidden}
-    written = {n: _as_written(n) for n in stored if n.kind == "literal"}
+    nodes = (*(f.object for f in subgraph.facts), *subgraph.answer, *subgraph.mention, *subgraph.hidden)
+    if not any(n.kind == "literal" and _THREE_PLACES.search(n.value) for n in nodes):
+        return subgraph  # no value long enough to be cut: most subgraphs, at no parse
+    written = {n: _as_written(n) for n in set(nodes) if n.kind == "literal"}
     if all(w is n for n, w in written.items()) or len({w.value for w in written.values()}) < len(written):
         return subgraph
 
     def said(node: Node) -> Node:
         return written.get(node, node)
 
-    facts = tuple(f.model_copy(update={"subject": said(f.subject), "object": said(f.object)}) for f in subgraph.facts)
+    facts = tuple(f.model_copy(update={"object": said(f.object)}) for f in subgraph.facts)
     return subgraph.model_copy(update={"facts": facts, "answer": tuple(map(said, subgraph.answer)),
                                        "mention": tuple(map(said, subgraph.mention)), "hidden": tuple(map(said, subgraph.hidden))})
+
+
+_THREE_PLACES = re.compile(r"\.\d{3}")  # as_written keeps at least two decimals: a shorter value stays
 
 
 def _as_written(node: Node) -> Node:
@@ -704,7 +709,8 @@ class FactLayout(NamedTuple):
 def _layout(facts: Sequence[Fact], entity: Node) -> tuple[FactLayout, ...]:
     several = several_valued(facts)
     number = {entity.value: 0}
-    return tuple(FactLayout(i not in several and misstatable(f), said_by_name(f),
+    carried = tuple(map(said_by_name, facts))  # asked once a fact: misstatable() would ask again
+    return tuple(FactLayout(i not in several and not carried[i] and _slips(f), carried[i],
                             number.setdefault(f.subject.value, len(number)), number.setdefault(f.object.value, len(number)))
                  for i, f in enumerate(facts))
 
@@ -815,8 +821,13 @@ def several_valued(facts: Sequence[Fact]) -> frozenset[int]:
 def misstatable(fact: Fact) -> bool:
     """Whether a fact's value can be misstated and corrected: a number or a date its
     subject's name does not say."""
+    return _slips(fact) and not said_by_name(fact)
+
+
+def _slips(fact: Fact) -> bool:
+    """Whether the fact's value is a number or a date, which a slip can misstate."""
     value = fact.object.python if fact.object.kind == "literal" else None
-    return isinstance(value, int | Decimal | dt.date) and not isinstance(value, bool) and not said_by_name(fact)
+    return isinstance(value, int | Decimal | dt.date) and not isinstance(value, bool)
 
 
 def said_by_name(fact: Fact) -> bool:
