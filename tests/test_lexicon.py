@@ -115,6 +115,8 @@ def test_english_noun_from_a_label(label, iri, noun):
     ("страна или территория", "ablt", "страной или территорией"),
     ("отдел продаж и маркетинга", "datv", "отделу продаж и маркетинга"),  # "и" inside a dependent: one phrase
     ("пазл, 1000 деталей", "gent", "пазла, 1000 деталей"),
+    ("умные часы", "gent", "умных часов"),  # an adjective in the plural before a plural-only noun
+    ("новые технологии", "ablt", "новыми технологиями"),
 ])
 def test_russian_declension(label, case, declined):
     assert morph.decline(label, case) == declined

@@ -236,7 +236,7 @@ def test_every_question_asks_for_the_whole_set_without_naming_it(demo_chains, bu
             for lang in ("en", "ru"):
                 question = s.question[lang]
                 # the asking sentence, last; before it at most one that introduces a bridge by its
-                # relation ("Policy P-1 has a policyholder.", «У … есть отдел.»), which it then points back to
+                # relation ("Consider the policyholder of Policy P-1.", «Возьмём отдел …»), which it then points back to
                 *intro, asking = _SENTENCE_BREAK.split(question)
                 assert asking.startswith("List every " if lang == "en" else "Перечислите "), question
                 assert question.endswith("."), question
@@ -244,9 +244,9 @@ def test_every_question_asks_for_the_whole_set_without_naming_it(demo_chains, bu
                 if intro:
                     introduced[lang] += 1
                     if lang == "en":
-                        assert " has " in intro[0] and " that " in asking, question
+                        assert intro[0].startswith("Consider the ") and " that " in asking, question
                     else:
-                        assert intro[0].startswith("У ") and " есть " in intro[0] and _THAT_RU.search(asking), question
+                        assert intro[0].startswith("Возьмём ") and _THAT_RU.search(asking), question
                 assert sorted(s.gold[lang]) == sorted({a.label_in(lang) for a in subgraph.answer})
                 named = question.casefold()
                 assert not any(a.label_in(lang).casefold() in named for a in subgraph.answer), question

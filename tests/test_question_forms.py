@@ -25,7 +25,7 @@ from kgsynth.rulebook import load_library
 from kgsynth.synth.dialogues.dialogue import DialogueSettings
 from kgsynth.synth.dialogues.item import make_item
 from kgsynth.synth.naming.lexicon import Lexicon
-from kgsynth.synth.naming.questions import _RULE_QUESTIONS, retrieval_question
+from kgsynth.synth.naming.questions import _RULE_QUESTIONS, _year_of_a_date, retrieval_question
 from kgsynth.synth.scenarios.scenario import ScenarioBuilder, said_by_name, several_valued
 
 SHAPES = {"rule_application", "simple", "set", "conditional", "multihop", "multihop_set", "comparison"}
@@ -190,13 +190,16 @@ def _genitive_links(question: str, nouns: set[str], names: set[str]) -> int:
     """The most links one clause of a Russian question chains in the genitive: the places
     where one of the item's relation and class nouns or one of its nodes' names starts in
     the genitive, once the nouns in the nominative (the one asked for: «код страны ISO») are
-    taken out. «…у страхователя полиса страхового случая»: 3; «у держателя карты «Сокол
-    Банк» *1»: 2 (the card's name takes the place of the noun's «карты»)."""
+    taken out, and so is the head an opening «Возьмём» takes in the accusative (an animate one
+    reads as a genitive). «…у страхователя полиса страхового случая»: 3; «у держателя карты
+    «Сокол Банк» *1»: 2 (the card's name takes the place of the noun's «карты»); «Возьмём
+    руководителя отдела Глеба Цветкова»: 2."""
     said = {morph.decline(n, "gent", number) for n in nouns for number in ("sing", "plur")} | names
     links = 0
     for clause in re.split(r"[.?!,;:—]", question):
         for noun in sorted(nouns, key=len, reverse=True):
             clause = re.sub(rf"(?<!\w){re.escape(noun)}(?!\w)", " ", clause)
+            clause = re.sub(rf"^\s*Возьмём {re.escape(morph.decline(noun, 'accs'))}(?!\w)", " ", clause)
         spans = {m.span() for s in said for m in re.finditer(rf"(?<!\w){re.escape(s)}(?!\w)", clause)}
         # a noun inside a longer one («магазина» of «основного магазина») is no link of its own
         outer = {(a, b) for a, b in spans if not any(c <= a and b <= d and (c, d) != (a, b) for c, d in spans)}
@@ -358,3 +361,16 @@ def test_a_year_written_as_a_number_is_never_asked_or_said(tmp_path, relation, b
 ])
 def test_russian_chains_of_genitives_are_counted_as_english_counts_of(text, links):
     assert morph.genitive_run(text) == links
+
+
+# Worked examples: a year is its date's already, so "the year of the date of" says the date once.
+@pytest.mark.parametrize(("asked", "lang", "said"), [
+    ("How many years passed from the year of the date of birth of Jerry Goldsmith to the year of the career start?", "en",
+     "How many years passed from the year of birth of Jerry Goldsmith to the year of the career start?"),
+    ("Was the year of the dissolution date of the Kingdom of Hungary a leap year?", "en",
+     "Was the year of the dissolution of the Kingdom of Hungary a leap year?"),
+    ("Сколько лет прошло от года даты премьеры телепередачи «Twin Peaks» до года даты выхода последней серии?", "ru",
+     "Сколько лет прошло от года премьеры телепередачи «Twin Peaks» до года выхода последней серии?"),
+])
+def test_the_year_of_a_date_is_said_once(asked, lang, said):
+    assert _year_of_a_date(asked, lang) == said

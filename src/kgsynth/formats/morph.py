@@ -146,12 +146,21 @@ def nominative_head(word: str):
     """The parse of ``word`` as the nominative opening of a noun phrase (a noun, an
     adjective or a participle), or None."""
     folded = word.casefold()
-    return _nominative(folded, pos=frozenset({"NOUN"})) or _plural_noun(folded) or _nominative(folded, pos=_AGREEING)
+    return (_nominative(folded, pos=frozenset({"NOUN"})) or _plural_noun(folded) or _nominative(folded, pos=_AGREEING)
+            or _plural_agreeing(folded))
 
 
 def _plural_noun(word: str):
     """The parse of a plural-only noun in the nominative ("Гантели", "Ножницы"), or None."""
-    return next((p for p in _parses(word) if p.tag.POS == "NOUN" and {"nomn", "plur"} <= set(p.tag.grammemes)), None)
+    return next((p for p in _parses(word) if p.tag.POS == "NOUN" and {"nomn", "plur"} <= set(p.tag.grammemes)
+                 and not _NAMES & set(p.tag.grammemes)), None)  # "новые" is no family of Новый
+
+
+def _plural_agreeing(word: str):
+    """The parse of an adjective or participle in the nominative plural, before a plural-only
+    noun ("Умные" of "Умные часы"), or None."""
+    return next((p for p in _parses(word.casefold()) if p.tag.POS in _AGREEING and {"nomn", "plur"} <= set(p.tag.grammemes)),
+                None)
 
 
 def _decline_head(words: list[str], case: str, number: str) -> list[str]:
@@ -168,7 +177,8 @@ def _decline_head(words: list[str], case: str, number: str) -> list[str]:
             number = "plur" if "plur" in noun.tag else number  # "Гантели" stay plural
             gender = str(noun.tag.gender) if noun.tag.gender else None
             out[i] = _inflected(noun, {case, number}, word) + tail
-            adjectives = [_nominative(words[j], gender, _AGREEING) for j in range(i)]
+            adjectives = [_plural_agreeing(words[j]) if number == "plur" else _nominative(words[j], gender, _AGREEING)
+                          for j in range(i)]
             if None in adjectives:  # a word before the head that does not agree with it: not a phrase we can decline
                 return words
             for j, adjective in enumerate(adjectives):  # the adjectives before the head agree with it
@@ -176,15 +186,19 @@ def _decline_head(words: list[str], case: str, number: str) -> list[str]:
                 grammemes = {case, number} | ({"anim" if "anim" in noun.tag else "inan"} if animacy else set())
                 out[j] = _inflected(adjective, grammemes | ({gender} if number == "sing" and gender else set()), words[j])
             return out
-        if noun is not None or _nominative(word, pos=_AGREEING) is None:
+        if noun is not None or (_nominative(word, pos=_AGREEING) or _plural_agreeing(word)) is None:
             return words  # an indeclinable noun (Сочи) or not a noun phrase
     return words
 
 
 def _modifies_next(word: str, rest: list[str]) -> bool:
     """Whether ``word`` reads as an adjective agreeing with the nominative noun after it."""
-    after = _nominative(rest[0].casefold(), pos=frozenset({"NOUN"})) if rest and _CYRILLIC_WORD.fullmatch(rest[0]) else None
-    return after is not None and _nominative(word, str(after.tag.gender), _AGREEING) is not None
+    if not rest or not _CYRILLIC_WORD.fullmatch(rest[0]):
+        return False
+    after = _nominative(rest[0].casefold(), pos=frozenset({"NOUN"}))
+    if after is None:  # "новые технологии": a plural noun, and an adjective in the plural before it
+        return _plural_noun(rest[0].casefold()) is not None and _plural_agreeing(word) is not None
+    return _nominative(word, str(after.tag.gender), _AGREEING) is not None
 
 
 @functools.lru_cache(maxsize=4096)

@@ -620,6 +620,8 @@ def _fact_wording(lexicon: Lexicon, fact, lang: str) -> FactWording:
     # ("the Pine store", "the plush bear": a common noun is never said bare)
     spoken = lexicon.referent(fact.object, lang) if fact.object.kind == "iri" else None
     written = spoken.removeprefix("the ") if spoken and lang == "en" else spoken
+    if written and lang == "en" and " " not in written and written[:1].islower():
+        spoken = written  # one lower-case word is a category's value, said bare: "the tariff is flexible"
     return share_field_names(FactWording(
         noun=noun, which=which, short=shortened(noun, subject("nomn"), lang), noun_of=noun_of(noun, subject, lang),
         value=written, spoken=spoken, statement=statement,

@@ -9,7 +9,7 @@ a chain that fans out ("List every employee who shares a department with Anna Pe
 chained one of the next ("the X of the Y of Z", «X у Y Z»; English also counts the "of"
 inside a noun: "date of birth"): a longer chain takes the possessive ("Anna Petrova's city
 of residence") or a sentence that introduces a bridge, which the question then calls "that
-<noun>" ("Policy P-1 has a policyholder. What is the date of birth of that policyholder?").
+<noun>" ("Consider the policyholder of Policy P-1. What is the date of birth of that policyholder?").
 A shared value is asked "in common" ("Which tariff do Booking BK-1 and Booking BK-2 have in
 common?"), and a condition only where the rest of the question leaves several answers
 ("Which item of Order ORD-1 is the one whose price is 5,990?"). Rule questions come from the
@@ -32,6 +32,8 @@ from kgsynth.queries import Fact, Node, Shape, Subgraph, picks_out
 from kgsynth.synth.naming.lexicon import Lexicon, naming, noun_of, shortened
 
 _SLOT = re.compile(r"\{(\w+)(?::([\w+]+))?\}")
+_YEAR_OF_DATE_EN = re.compile(r"year of (?:the date of |the (\w+) date\b)")
+_YEAR_OF_DATE_RU = re.compile(r"года даты ")
 _REPEATED_WORD = re.compile(r"\b([a-zа-яё]\w*) \1\b")  # lower case: a name may repeat a word ("Bora Bora")
 _MOST_CHAINED = 2  # nouns said one of the next: a third ("the X of the Y of the Z of W") reads as a puzzle
 # where a run of "of"s ends: punctuation, and the words that open a clause or carry its verb
@@ -108,7 +110,17 @@ def rule_question(rule: Rule, entity: Node, lang: str, lexicon: Lexicon, facts: 
         return f"{noun} of the {bridge_noun(link, 'nomn')}" if lang == "en" else f"{noun} {bridge_noun(link, 'gent')}"
 
     # a role's noun ending where the entity's name begins: «дате заказа заказа ORD-1» -> «дате заказа ORD-1»
-    return _REPEATED_WORD.sub(r"\1", _SLOT.sub(slot, template))
+    question = _REPEATED_WORD.sub(r"\1", _SLOT.sub(slot, template))
+    return _year_of_a_date(question, lang)
+
+
+def _year_of_a_date(question: str, lang: str) -> str:
+    """"the year of the date of birth" said as "the year of birth", «года даты премьеры» as
+    «года премьеры», "the year of the premiere date" as "the year of the premiere": a year is
+    the date's already."""
+    if lang == "en":
+        return _YEAR_OF_DATE_EN.sub(lambda m: f"year of the {m[1]}" if m[1] else "year of ", question)
+    return _YEAR_OF_DATE_RU.sub("года ", question)
 
 
 def _fallback(rule: Rule, lang: str) -> str:
@@ -324,7 +336,7 @@ class _Asker:
         """(a sentence before the question, the phrase, the nouns the phrase chains, the
         nouns that sentence chains) of each way to say what ``hops`` reach, the most direct
         first: the whole chain, a named start in the possessive, then a sentence that
-        introduces the first bridge ("Policy P-1 has a policyholder."), the second, and so
+        introduces the first bridge ("Consider the policyholder of Policy P-1."), the second, and so
         on, the question calling it "that policyholder" (possessive too: "that owner's city")."""
         yield "", self.nested(start, hops), len(hops), 0
         if isinstance(start, Node):  # not a described start ("the order whose ... is the Pine store's")
@@ -333,8 +345,9 @@ class _Asker:
             owner, rest = self.nested(start, hops[:at]), hops[at + 1:]
             noun = shortened(self.noun(bridge), self.said(owner), self.lang)
             intro, that = self.introduce(owner, noun), self.that(noun)
-            yield intro, self.nested(that, rest), len(rest), at
-            yield from ((intro, phrase, len(rest), at) for phrase in self.possessives(that, rest))
+            # the sentence says the bridge's noun of its owner: one link more than the owner's own
+            yield intro, self.nested(that, rest), len(rest), at + 1
+            yield from ((intro, phrase, len(rest), at + 1) for phrase in self.possessives(that, rest))
 
     def unrepeated(self, subject: Node | str, noun: str) -> Node | str:
         """A described ``subject`` without the word its class noun shares with the ``noun`` said
@@ -394,7 +407,7 @@ class _English(_Asker):
             yield self.nested(f"{name}{mark} {shortened(self.noun(hops[0]), name, 'en')}", hops[1:])
 
     def introduce(self, owner: Node | str, noun: str) -> str:
-        return f"{_cap(self.said(owner))} has {_a(noun)} {noun}."
+        return f"Consider the {noun} of {self.said(owner).removesuffix('.')}."  # "Acme Inc." ends the sentence once
 
     @staticmethod
     def that(noun: str) -> str:
@@ -486,8 +499,7 @@ class _Russian(_Asker):
 
     def introduce(self, owner: Node | str, noun: str) -> str:
         said = self.name(owner, "gent") if isinstance(owner, Node) else morph.decline(owner, "gent")
-        # a described owner closes its clause («полиса, у которого …,») before the sentence goes on
-        return f"У {said}{',' if _OPENS_CLAUSE in said else ''} есть {noun}."
+        return f"Возьмём {morph.decline(noun, 'accs')} {said.removesuffix('.')}."  # «… 2016 г.» ends it once
 
     @staticmethod
     def that(noun: str) -> str:
@@ -552,7 +564,6 @@ class _Russian(_Asker):
                 f"{morph.agree('тот', shared)} же {shared}, что и у {self.name(chain.start, 'gent')}.")
 
 
-_OPENS_CLAUSE = ", у котор"
 
 
 def _sentence(text: str) -> str:
