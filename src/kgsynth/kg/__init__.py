@@ -4,7 +4,7 @@ from kgsynth.kg._backends import Credentials, EndpointBackend, OxigraphBackend, 
 from kgsynth.kg._graph import KnowledgeGraph
 from kgsynth.kg._load import demo_graph_path
 from kgsynth.kg._stats import GraphStats
-from kgsynth.kg._terms import Term, local_name, readable_name, to_python
+from kgsynth.kg._terms import Term, local_name, readable_name, spells_a_path, to_python
 from kgsynth.kg.vocab import Rule, RuleKind, load_rules
 
 __all__ = [
@@ -12,4 +12,4 @@ __all__ = [
     "EndpointBackend",
     "OxigraphBackend",
     "GraphStats", "KnowledgeGraph", "Rows", "Rule", "RuleKind", "Term", "demo_graph_path", "load_rules", "local_name",
-    "readable_name", "to_python"]
+    "readable_name", "spells_a_path", "to_python"]

@@ -181,6 +181,14 @@ def local_name(iri: str) -> str:
     return unquote(stripped) or iri
 
 
+def spells_a_path(label: str) -> bool:
+    """Whether a relation's label spells its IRI's path instead of naming it (FB15k-237's
+    "people.person.nationality", "award award category category of"): a dot, a slash or an
+    underscore, or a word said twice in a row."""
+    said = label.casefold().split()
+    return any(c in label for c in "./_") or any(a == b for a, b in zip(said, said[1:], strict=False))
+
+
 def readable_name(iri: str) -> str:
     """The IRI's last segment as a person writes a name: percent escapes decoded, underscores
     as spaces ("Kim_Dae-jung" -> "Kim Dae-jung"). camelCase stays whole: "McDonald" and

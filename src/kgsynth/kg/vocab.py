@@ -38,6 +38,13 @@ RDF_TYPE = RDF + "type"
 # Label predicates in priority order: the first one an entity has wins for a language.
 LABEL_PREDICATES = (SKOS + "prefLabel", RDFS + "label", SCHEMA + "name", "https://schema.org/name")
 LABEL_PATH = "|".join(f"<{p}>" for p in LABEL_PREDICATES)  # a SPARQL property path over them
+SCHEMA_NAMESPACES = (RDF, RDFS, OWL, SKOS, KGS)  # the schema's own vocabulary: no entity's facts or classes
+
+
+def is_fact_relation(iri: str) -> bool:
+    """Whether a predicate states a fact about an entity: not a name (a label predicate) nor
+    the schema's own vocabulary (RDF, RDFS, OWL, SKOS, kgsynth's)."""
+    return iri not in LABEL_PREDICATES and not iri.startswith(SCHEMA_NAMESPACES)
 
 
 class RuleKind(StrEnum):

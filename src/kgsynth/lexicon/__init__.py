@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import pyoxigraph as ox
 
 from kgsynth.kg import KnowledgeGraph
-from kgsynth.kg.vocab import KGS, LABEL_PREDICATES, OWL, RDF, RDF_TYPE, RDFS, SKOS, XSD
+from kgsynth.kg.vocab import RDF_TYPE, SCHEMA_NAMESPACES, XSD, is_fact_relation
 from kgsynth.lexicon._checks import refusal
 from kgsynth.lexicon._model import ModelWords, ask_model, copied
 from kgsynth.lexicon._turtle import write_turtle
@@ -31,7 +31,6 @@ from kgsynth.synth.naming.words import relation_words, russian_of, singular
 __all__ = ["Form", "TermWords", "WordSuggestion", "suggest_words"]
 
 LANGUAGES = ("en", "ru")
-_SCHEMA_NAMESPACES = (RDF, RDFS, OWL, KGS, SKOS)
 _RELATIONS = f"""SELECT ?p (COUNT(*) AS ?n) (SUM(IF(isIRI(?o), 1, 0)) AS ?iris)
   (SUM(IF(isLiteral(?o) && DATATYPE(?o) = <{XSD}boolean>, 1, 0)) AS ?booleans)
 WHERE {{ ?s ?p ?o }} GROUP BY ?p"""
@@ -77,7 +76,7 @@ def suggest_words(kg: KnowledgeGraph, gateway: LLMGateway | None = None) -> Word
     ``gateway``: a model asked for the forms the graph and the rules leave unworded."""
     lexicon = Lexicon(kg)
     rows = [(p, int(n.value), int(iris.value), int(booleans.value)) for p, n, iris, booleans in kg.select(_RELATIONS)
-            if isinstance(p, ox.NamedNode) and _is_fact_relation(p.value)]
+            if isinstance(p, ox.NamedNode) and is_fact_relation(p.value)]
     relations = sorted(rows, key=lambda r: r[0].value)
     labels = kg.labels([r[0] for r in relations])
     terms, given = [], 0
@@ -91,10 +90,6 @@ def suggest_words(kg: KnowledgeGraph, gateway: LLMGateway | None = None) -> Word
     if gateway is not None:
         _worded_by_model(kg, gateway, [t for t in terms if t.kind == "relation" and t.missing])
     return WordSuggestion(terms=tuple(terms), given=given)
-
-
-def _is_fact_relation(iri: str) -> bool:
-    return not iri.startswith(_SCHEMA_NAMESPACES) and iri not in LABEL_PREDICATES
 
 
 def _relation_words(kg: KnowledgeGraph, lexicon: Lexicon, node: Node, uses: int, entity_valued: bool,
@@ -145,7 +140,7 @@ def _example(kg: KnowledgeGraph, node: Node) -> tuple[Node | None, Node | None]:
 def _class_words(kg: KnowledgeGraph) -> list[TermWords]:
     """A label in each language for every class: the graph's, else its English label (or
     the IRI's words) and that label's Russian from the glossary."""
-    classes = sorted(((c, int(n.value)) for c, n in kg.select(_CLASSES) if not c.value.startswith(_SCHEMA_NAMESPACES)),
+    classes = sorted(((c, int(n.value)) for c, n in kg.select(_CLASSES) if not c.value.startswith(SCHEMA_NAMESPACES)),
                      key=lambda cn: cn[0].value)
     labels = kg.labels([c for c, _ in classes])
     terms = []

@@ -16,12 +16,10 @@ import pyoxigraph as ox
 
 from kgsynth.kg import KnowledgeGraph, local_name
 from kgsynth.kg._terms import DATE_TEXT, YEAR_TEXT, literal_type, reads_from_text, text_matches
-from kgsynth.kg.vocab import KGS, LABEL_PREDICATES, OWL, RDF, RDFS, SCHEMA
+from kgsynth.kg.vocab import SCHEMA, is_fact_relation
 
 QUDT = "http://qudt.org/schema/qudt/"
 # Schema predicates say what other things are; they are never facts a rule reads.
-_SCHEMA_NAMESPACES = (RDF, RDFS, OWL, KGS)
-_NOT_FACTS = frozenset(LABEL_PREDICATES) | {"http://www.w3.org/2004/02/skos/core#altLabel"}
 _UNIT_PREDICATES = (SCHEMA + "unitText", SCHEMA + "unitCode", "https://schema.org/unitText",
                     "https://schema.org/unitCode", QUDT + "unit", QUDT + "hasUnit")
 
@@ -133,8 +131,7 @@ def profile_relations(kg: KnowledgeGraph, member_range: tuple[int, int],
 
 
 def _is_fact(predicate: ox.NamedNode) -> bool:
-    iri = predicate.value
-    return iri not in _NOT_FACTS and not iri.startswith(_SCHEMA_NAMESPACES)
+    return is_fact_relation(predicate.value)
 
 
 def read_values(kg: KnowledgeGraph, relations: Iterable[str]) -> Values:

@@ -16,11 +16,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from itertools import pairwise
 
 import pyoxigraph as ox
 
-from kgsynth.kg import local_name
+from kgsynth.kg import local_name, spells_a_path
 from kgsynth.kg._terms import NUMERIC_TYPES, STRING_TYPES, date_or_year, reads_from_text
 from kgsynth.kg.vocab import XSD
 from kgsynth.rulebook._library import Concept, Library, Unit
@@ -67,7 +66,7 @@ class Relation:
         """The relation in words: its own label, else its concept's, else from its IRI."""
         labels = self.profile.labels
         own = labels.get(lang) or (labels.get("") if lang == "en" else None)
-        if own and not _reads_as_path(own):
+        if own and not spells_a_path(own):
             return own
         if self.concept is not None and self.concept.label is not None:
             return getattr(self.concept.label, lang)
@@ -81,13 +80,6 @@ class Relation:
     @property
     def unlabelled(self) -> bool:
         return not self.profile.labels
-
-
-def _reads_as_path(label: str) -> bool:
-    """FB15k-237's relation labels spell their path ("award award category category of"), as
-    kgsynth.synth.naming.lexicon tells them: a dot, a slash or a word said twice in a row."""
-    said = label.split()
-    return "." in label or "/" in label or any(a == b for a, b in pairwise(said))
 
 
 def recognise_all(profiles: list[RelationProfile], library: Library) -> list[Relation]:

@@ -24,7 +24,7 @@ from urllib.parse import unquote
 import inflect
 
 from kgsynth.formats import morph
-from kgsynth.kg import local_name, readable_name
+from kgsynth.kg import local_name, readable_name, spells_a_path
 
 # segments that file relations under a namespace rather than name them ("/relation/", "/ontology/")
 _NAMESPACE_WORDS = frozenset("relation relations attribute attributes property properties prop ontology ns vocab "
@@ -124,8 +124,7 @@ def _spells_path(label: str, segments: list[str]) -> bool:
     underscore, a word said twice in a row, one camelCase word, or more words than the last
     segment, all of them the path's."""
     said = label.casefold().split()
-    if any(c in label for c in "./_") or any(a == b for a, b in zip(said, said[1:], strict=False)) \
-            or (len(said) == 1 and _CAMEL.search(label)):  # an identifier standing in for a label ("birthPlace")
+    if spells_a_path(label) or (len(said) == 1 and _CAMEL.search(label)):  # an identifier for a label ("birthPlace")
         return True
     path_words = {w for s in segments for w in _spoken(s).casefold().split()}
     last = _spoken(segments[-1]).split() if segments else []
