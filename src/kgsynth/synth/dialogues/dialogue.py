@@ -446,7 +446,7 @@ def _said_as_a_value(scenario: Scenario, index: int) -> bool:
 
 def carried(scenario: Scenario) -> tuple[bool, ...]:
     """Whether each fact's value is said by its subject's name (:func:`said_by_name`), kept with
-    the scenario: each of its items, in every language, asks several times a fact."""
+    the scenario: every item made of it, in each language, asks this of each fact several times."""
     if "carried" not in scenario.derived:
         scenario.derived["carried"] = tuple(map(said_by_name, scenario.facts))
     return scenario.derived["carried"]

@@ -32,10 +32,10 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import islice
 from decimal import Decimal
 from enum import StrEnum
 from functools import cache, cached_property, lru_cache
+from itertools import islice
 from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
@@ -709,7 +709,7 @@ class FactLayout(NamedTuple):
 def _layout(facts: Sequence[Fact], entity: Node) -> tuple[FactLayout, ...]:
     several = several_valued(facts)
     number = {entity.value: 0}
-    carried = tuple(map(said_by_name, facts))  # asked once a fact: misstatable() would ask again
+    carried = tuple(map(said_by_name, facts))  # once a fact: misstatable() would ask again
     return tuple(FactLayout(i not in several and not carried[i] and _slips(f), carried[i],
                             number.setdefault(f.subject.value, len(number)), number.setdefault(f.object.value, len(number)))
                  for i, f in enumerate(facts))
