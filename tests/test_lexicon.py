@@ -122,6 +122,19 @@ def test_russian_declension(label, case, declined):
     assert morph.decline(label, case) == declined
 
 
+# Worked examples: the object of «Возьмём …»; a masculine person is said in the genitive form.
+@pytest.mark.parametrize(("phrase", "taken"), [
+    ("держатель банковской карты", "держателя банковской карты"),  # a holder of a card is a person
+    ("страхователь", "страхователя"),
+    ("компания", "компанию"),
+    ("сестра", "сестру"),
+    ("исходный заказ", "исходный заказ"),
+    ("страна гражданства", "страну гражданства"),
+])
+def test_the_object_of_a_verb_is_in_the_accusative(phrase, taken):
+    assert morph.accusative(phrase) == taken
+
+
 @pytest.mark.parametrize(("word", "phrase", "case", "agreed"), [
     ("какой", "дата рождения", "nomn", "какая"),
     ("какой", "смещение от UTC в часах", "nomn", "какое"),

@@ -199,7 +199,8 @@ def _genitive_links(question: str, nouns: set[str], names: set[str]) -> int:
     for clause in re.split(r"[.?!,;:—]", question):
         for noun in sorted(nouns, key=len, reverse=True):
             clause = re.sub(rf"(?<!\w){re.escape(noun)}(?!\w)", " ", clause)
-            clause = re.sub(rf"^\s*Возьмём {re.escape(morph.decline(noun, 'accs'))}(?!\w)", " ", clause)
+            for head in (morph.decline(noun, "accs"), morph.decline(noun, "gent")):  # an animate accusative is a genitive
+                clause = re.sub(rf"^\s*Возьмём {re.escape(head)}(?!\w)", " ", clause)
         spans = {m.span() for s in said for m in re.finditer(rf"(?<!\w){re.escape(s)}(?!\w)", clause)}
         # a noun inside a longer one («магазина» of «основного магазина») is no link of its own
         outer = {(a, b) for a, b in spans if not any(c <= a and b <= d and (c, d) != (a, b) for c, d in spans)}

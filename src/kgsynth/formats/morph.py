@@ -242,6 +242,26 @@ def animate(phrase: str) -> bool:
     return False
 
 
+def accusative(phrase: str) -> str:
+    """``phrase`` as the object of a verb («Возьмём страхователя», «Возьмём компанию»): a head
+    that can name a person («держатель», which pymorphy reads as a thing first) takes the
+    animate form, for a masculine noun its genitive."""
+    if head_gender(phrase) == "masc" and _may_name_a_person(phrase):
+        return decline(phrase, "gent")
+    return decline(phrase, "accs")
+
+
+def _may_name_a_person(phrase: str) -> bool:
+    words = phrase.split()
+    for i, word in enumerate(words):
+        if not _CYRILLIC_WORD.fullmatch(word):
+            return False
+        nouns = [p for p in _parses(word.casefold()) if p.tag.POS == "NOUN" and "nomn" in p.tag]
+        if nouns and not _modifies_next(word.casefold(), words[i + 1:]):
+            return any("anim" in p.tag for p in nouns)
+    return False
+
+
 def genitive_run(text: str) -> int:
     """The most links in one chain of nouns in ``text``: each noun in the genitive after the
     chain's head, and «у» before one, is a link («страна у города проживания Веры Комаровой»:

@@ -499,7 +499,7 @@ class _Russian(_Asker):
 
     def introduce(self, owner: Node | str, noun: str) -> str:
         said = self.name(owner, "gent") if isinstance(owner, Node) else morph.decline(owner, "gent")
-        return f"Возьмём {morph.decline(noun, 'accs')} {said.removesuffix('.')}."  # «… 2016 г.» ends it once
+        return f"Возьмём {morph.accusative(noun)} {said.removesuffix('.')}."  # «… 2016 г.» ends it once
 
     @staticmethod
     def that(noun: str) -> str:
