@@ -122,6 +122,11 @@ def test_russian_declension(label, case, declined):
     assert morph.decline(label, case) == declined
 
 
+def test_a_singular_phrase_declines_into_the_plural():
+    assert morph.decline("страховой случай", "accs", "plur") == "страховые случаи"
+    assert morph.decline("месячная зарплата", "gent", "plur") == "месячных зарплат"
+
+
 # Worked examples: the object of «Возьмём …»; a masculine person is said in the genitive form.
 @pytest.mark.parametrize(("phrase", "taken"), [
     ("держатель банковской карты", "держателя банковской карты"),  # a holder of a card is a person
@@ -133,6 +138,16 @@ def test_russian_declension(label, case, declined):
 ])
 def test_the_object_of_a_verb_is_in_the_accusative(phrase, taken):
     assert morph.accusative(phrase) == taken
+
+
+@pytest.mark.parametrize(("phrase", "listed"), [
+    ("знаменитость", "знаменитостей"),  # people: the animate plural, as the genitive
+    ("сотрудник", "сотрудников"),
+    ("государственная должность", "государственные должности"),
+    ("номинированная работа", "номинированные работы"),
+])
+def test_a_listed_plural_is_in_the_accusative(phrase, listed):
+    assert morph.accusative(phrase, "plur") == listed
 
 
 @pytest.mark.parametrize(("word", "phrase", "case", "agreed"), [

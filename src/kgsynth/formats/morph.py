@@ -177,7 +177,8 @@ def _decline_head(words: list[str], case: str, number: str) -> list[str]:
             number = "plur" if "plur" in noun.tag else number  # "Гантели" stay plural
             gender = str(noun.tag.gender) if noun.tag.gender else None
             out[i] = _inflected(noun, {case, number}, word) + tail
-            adjectives = [_plural_agreeing(words[j]) if number == "plur" else _nominative(words[j], gender, _AGREEING)
+            # before a noun written in the plural («Умные часы») the adjectives are written in the plural too
+            adjectives = [_plural_agreeing(words[j]) if "plur" in noun.tag else _nominative(words[j], gender, _AGREEING)
                           for j in range(i)]
             if None in adjectives:  # a word before the head that does not agree with it: not a phrase we can decline
                 return words
@@ -242,16 +243,18 @@ def animate(phrase: str) -> bool:
     return False
 
 
-def accusative(phrase: str) -> str:
-    """``phrase`` as the object of a verb («Возьмём страхователя», «Возьмём компанию»): a head
-    that can name a person («держатель», which pymorphy reads as a thing first) takes the
-    animate form, for a masculine noun its genitive."""
-    if head_gender(phrase) == "masc" and _may_name_a_person(phrase):
-        return decline(phrase, "gent")
-    return decline(phrase, "accs")
+def accusative(phrase: str, number: str = "sing") -> str:
+    """``phrase`` as the object of a verb («Возьмём страхователя», «Перечислите всех
+    знаменитостей», «Возьмём компанию»): a head that can name a person («держатель»,
+    «знаменитость», which pymorphy reads as things first) takes the animate form, the
+    genitive's for a masculine noun and in the plural."""
+    if may_name_a_person(phrase) and (number == "plur" or head_gender(phrase) == "masc"):
+        return decline(phrase, "gent", number)
+    return decline(phrase, "accs", number)
 
 
-def _may_name_a_person(phrase: str) -> bool:
+def may_name_a_person(phrase: str) -> bool:
+    """Whether the head noun of ``phrase`` has a reading as a person."""
     words = phrase.split()
     for i, word in enumerate(words):
         if not _CYRILLIC_WORD.fullmatch(word):

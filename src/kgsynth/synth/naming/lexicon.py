@@ -350,6 +350,8 @@ class Lexicon:
 
 
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")
+# nouns whose value names a kind or a title, said without an article
+_NAMING_NOUNS = frozenset("title level status type category grade class rank tier segment purpose tariff".split())
 _REGION_SUFFIX = re.compile(r"-(?:GB|US|AU|CA|IE|NZ)$")  # a label's locale glued to it
 _COMPLEMENTS = frozenset({"of", "for", "in", "on"})
 _THE_OPENERS = frozenset({"United", "Republic", "Kingdom", "University", "Federation", "Commonwealth"})
@@ -620,8 +622,11 @@ def _fact_wording(lexicon: Lexicon, fact, lang: str) -> FactWording:
     # ("the Pine store", "the plush bear": a common noun is never said bare)
     spoken = lexicon.referent(fact.object, lang) if fact.object.kind == "iri" else None
     written = spoken.removeprefix("the ") if spoken and lang == "en" else spoken
-    if written and lang == "en" and " " not in written and written[:1].islower():
-        spoken = written  # one lower-case word is a category's value, said bare: "the tariff is flexible"
+    if spoken and lang == "en":
+        name = lexicon.name(fact.object, "en").removeprefix("the ")
+        if noun.split()[-1] in _NAMING_NOUNS or (name[:1].islower() and " " not in name):
+            # a category's value, a title: said bare ("the tariff is flexible", "the job title is managing director")
+            spoken = written = name
     return share_field_names(FactWording(
         noun=noun, which=which, short=shortened(noun, subject("nomn"), lang), noun_of=noun_of(noun, subject, lang),
         value=written, spoken=spoken, statement=statement,

@@ -34,6 +34,8 @@ from kgsynth.synth.naming.lexicon import Lexicon, naming, noun_of, shortened
 _SLOT = re.compile(r"\{(\w+)(?::([\w+]+))?\}")
 _YEAR_OF_DATE_EN = re.compile(r"year of (?:the date of |the (\w+) date\b)")
 _YEAR_OF_DATE_RU = re.compile(r"года даты ")
+_THEY = re.compile(r"\b(?:they|their|them)\b")
+_PRONOUNS = {"femn": {"they": "she", "their": "her", "them": "her"}, "masc": {"they": "he", "their": "his", "them": "him"}}
 _REPEATED_WORD = re.compile(r"\b([a-zа-яё]\w*) \1\b")  # lower case: a name may repeat a word ("Bora Bora")
 _MOST_CHAINED = 2  # nouns said one of the next: a third ("the X of the Y of the Z of W") reads as a puzzle
 # where a run of "of"s ends: punctuation, and the words that open a clause or carry its verb
@@ -110,8 +112,19 @@ def rule_question(rule: Rule, entity: Node, lang: str, lexicon: Lexicon, facts: 
         return f"{noun} of the {bridge_noun(link, 'nomn')}" if lang == "en" else f"{noun} {bridge_noun(link, 'gent')}"
 
     # a role's noun ending where the entity's name begins: «дате заказа заказа ORD-1» -> «дате заказа ORD-1»
-    question = _REPEATED_WORD.sub(r"\1", _SLOT.sub(slot, template))
-    return _year_of_a_date(question, lang)
+    question = _year_of_a_date(_REPEATED_WORD.sub(r"\1", _SLOT.sub(slot, template)), lang)
+    return _pronouns_of(entity, question) if lang == "en" else question
+
+
+def _pronouns_of(entity: Node, question: str) -> str:
+    """An English rule question's "they" / "their" said as "she" / "her" or "he" / "his" of
+    a person whose gender the Russian name tells ("How old was Alina Petrova on her hire
+    date?"); left as they are when it does not."""
+    gender = morph.person_gender(entity.labels.get("ru", ""))
+    if gender is None:
+        return question
+    words = _PRONOUNS[gender]
+    return _THEY.sub(lambda m: words[m[0]], question)
 
 
 def _year_of_a_date(question: str, lang: str) -> str:
@@ -507,11 +520,11 @@ class _Russian(_Asker):
 
     def forward_set(self, facts: tuple[Fact, ...]) -> str:
         noun = self.noun(facts[0])
-        return f"Перечислите {_all(noun)} {morph.decline(noun, 'accs', 'plur')} у {self.name(facts[0].subject, 'gent')}."
+        return f"Перечислите {_all(noun)} {morph.accusative(noun, 'plur')} у {self.name(facts[0].subject, 'gent')}."
 
     def inverse_set(self, facts: tuple[Fact, ...]) -> str:
         inverse = self.inverse(facts[0])
-        return (f"Перечислите {_all(inverse)} {morph.decline(inverse, 'accs', 'plur')}, у которых "
+        return (f"Перечислите {_all(inverse)} {morph.accusative(inverse, 'plur')}, у которых "
                 f"{self.of_inverse(facts[0], inverse)} — {self.name(facts[0].object)}.")
 
     def shared_subject(self, a: Fact, b: Fact) -> str:
@@ -545,22 +558,23 @@ class _Russian(_Asker):
         noun = self.noun(chain.last)
         # «города проживания сотрудников, у которых отдел — …», «цели поездок, у которых …»
         members = noun_of(noun, lambda case: self.fanned(chain, pivot, case), "ru", chained=True)
-        return _sentence(f"Перечислите {_all(noun)} {morph.decline(members, 'accs', 'plur')}{other}")
+        return _sentence(f"Перечислите {_all(noun)} {morph.accusative(members, 'plur')}{other}")
 
     def fanned(self, chain: FanChain, pivot: Node | str, case: str) -> str:
         """The fan's members in the plural, in ``case``: «сотрудников, у которых отдел — <pivot>»,
         «товары заказа <pivot>»."""
         if chain.fan_inverse:
             inverse = self.inverse(chain.fan)
-            return (f"{morph.decline(inverse, case, 'plur')}, у которых {self.of_inverse(chain.fan, inverse)} — "
+            said = morph.accusative(inverse, "plur") if case == "accs" else morph.decline(inverse, case, "plur")
+            return (f"{said}, у которых {self.of_inverse(chain.fan, inverse)} — "
                     f"{naming(pivot, 'ru', self.lex)('nomn')}")
         members = noun_of(self.noun(chain.fan), naming(pivot, "ru", self.lex), "ru", chained=True)
-        return morph.decline(members, case, "plur")
+        return morph.accusative(members, "plur") if case == "accs" else morph.decline(members, case, "plur")
 
     def shared_with(self, chain: FanChain) -> str:
         member, shared = (self.inverse(chain.fan), self.noun(chain.fan)) if chain.fan_inverse else \
             (self.noun(chain.fan), self.inverse(chain.fan))
-        return (f"Перечислите {_all(member)} {morph.decline(member, 'accs', 'plur')}, у которых "
+        return (f"Перечислите {_all(member)} {morph.accusative(member, 'plur')}, у которых "
                 f"{morph.agree('тот', shared)} же {shared}, что и у {self.name(chain.start, 'gent')}.")
 
 
@@ -583,7 +597,7 @@ _SAID_WITH_Y = re.compile(r"uni|us[aeiou]|ut[aeiou]|eu|one\b")
 
 def _all(noun: str) -> str:
     """"все" or, before an animate plural in the accusative, "всех"."""
-    return "всех" if morph.animate(noun) else "все"
+    return "всех" if morph.may_name_a_person(noun) else "все"
 
 
 def _cap(text: str) -> str:
