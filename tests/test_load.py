@@ -131,3 +131,23 @@ def test_a_byte_order_mark_is_read_past(tmp_path, gzipped):
     path = tmp_path / ("g.ttl.gz" if gzipped else "g.ttl")
     path.write_bytes(gzip.compress(data) if gzipped else data)
     assert KnowledgeGraph.load(path).stats().triples == 1
+
+
+def test_a_region_glued_to_an_english_label_is_not_said_unless_it_tells_two_names_apart(tmp_path):
+    # FB15k-237 writes 161 labels so ("Actor-GB", "Mountain Time Zone-US"), and has both "Batman" and "Batman-US"
+    path = tmp_path / "regions.ttl"
+    path.write_text("""@prefix ex: <https://example.org/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+ex:actor rdfs:label "Actor-GB"@en .
+ex:zone rdfs:label "Mountain Time Zone-US"@en .
+ex:film rdfs:label "Batman"@en .
+ex:series rdfs:label "Batman-US"@en .
+ex:comedy rdfs:label "Comedy" .
+ex:genre rdfs:label "Comedy-GB"@en .
+ex:code rdfs:label "ORD-GB" ; rdfs:label "Хью-US"@ru .
+""", encoding="utf-8")
+    kg = KnowledgeGraph.load(str(path))
+    terms = [ox.NamedNode(f"https://example.org/{n}") for n in ("actor", "zone", "film", "series", "genre", "code")]
+    said = {t.value.rsplit("/", 1)[1]: labels for t, labels in kg.labels(terms).items()}
+    assert said == {"actor": {"en": "Actor"}, "zone": {"en": "Mountain Time Zone"}, "film": {"en": "Batman"},
+                    "series": {"en": "Batman-US"}, "genre": {"en": "Comedy-GB"}, "code": {"": "ORD-GB", "ru": "Хью-US"}}

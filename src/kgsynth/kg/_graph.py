@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -36,6 +37,9 @@ _VOCABULARY_QUERY = f"""SELECT DISTINCT ?v WHERE {{
   FILTER(isIRI(?v))
 }}"""
 _FIND_QUERY = f"SELECT DISTINCT ?e WHERE {{\n  #VALUES\n  ?e {LABEL_PATH} ?label .\n}}"
+_TAKEN_QUERY = f"SELECT DISTINCT ?l WHERE {{\n  #VALUES\n  ?e {LABEL_PATH} ?l .\n}}"
+# an English label with its variant's region glued on: FB15k-237's "Actor-GB", "Mountain Time Zone-US"
+_REGION_MARK = re.compile(r"(.*[^\W\d_])-(?:GB|US|AU|CA|IE|NZ)")
 
 
 class KnowledgeGraph:
@@ -218,7 +222,28 @@ class KnowledgeGraph:
                 lang = label.language or ""
                 if lang not in by_lang or key < by_lang[lang]:
                     by_lang[lang] = key
-        return {t: {lang: v[1] for lang, v in sorted(found.get(t, {}).items())} for t in terms}
+        chosen = {t: {lang: v[1] for lang, v in sorted(found.get(t, {}).items())} for t in terms}
+        return self._without_region_marks(chosen)
+
+    def _without_region_marks(self, chosen: dict[Term, dict[str, str]]) -> dict[Term, dict[str, str]]:
+        """``chosen`` with each English label that has its region glued on said without it
+        ("Actor-GB" as "Actor"), unless some entity's label is the name without it: FB15k-237
+        has both "Batman" and "Batman-US", which must stay two names."""
+        marked = {(term, lang): m[1] for term, by_lang in chosen.items() for lang, label in by_lang.items()
+                  if lang.split("-")[0] in ("", "en") and (m := _REGION_MARK.fullmatch(label))
+                  and any(c.islower() for c in m[1])}  # words, not a code ("ORD-GB")
+        if not marked:
+            return chosen
+        names = sorted({(name, lang) for (_, lang), name in marked.items()})
+        literals = [(ox.Literal(name, language=lang) if lang else ox.Literal(name),) for name, lang in names]
+        literals += [(ox.Literal(name),) for name, lang in names if lang]  # the same name untagged
+        taken: set[str] = set()
+        for start in range(0, len(literals), _LABEL_BATCH):
+            taken |= {label.value for (label,) in self.select(_TAKEN_QUERY, (("l",), literals[start:start + _LABEL_BATCH]))}
+        for (term, lang), name in marked.items():
+            if name not in taken:
+                chosen[term][lang] = name
+        return chosen
 
     def all_labels(self) -> dict[str, list[str]]:
         """Every IRI's labels (all languages, sorted): what an entity ruler or a fuzzy
