@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from decimal import Decimal
 
 import pyoxigraph as ox
 import pytest
@@ -16,7 +17,7 @@ from conftest import ROOT
 from kgsynth.kg import load_rules
 from kgsynth.pipeline.config import load_config
 from kgsynth.pipeline.run import plan_cells
-from kgsynth.synth.dialogues.dialogue import DialogueSettings, build_dialogue
+from kgsynth.synth.dialogues.dialogue import DialogueSettings, build_dialogue, render_value
 from kgsynth.synth.dialogues.haystack import pad_dialogue
 from kgsynth.synth.dialogues.item import item_rng
 from kgsynth.synth.dialogues.phrases import NOISE, NOISE_LINES, PAUSES, PHRASES
@@ -242,3 +243,38 @@ def test_a_further_value_of_a_relation_says_it_is_another_one(dialogues):
             sentences = re.split(r"(?<=[.?!])\s+(?=[A-ZА-ЯЁ])", turn.text)
             assert any(value in s and _ANOTHER[lang] in s.casefold() for s in sentences), turn.text
     assert checked > 20
+
+
+_NUMBER = re.compile(r"-?\d[\d\s\u00a0.,]*\d|\d")
+
+
+def _unit_after_number(text: str) -> str:
+    """What follows a value's last number in a turn: "roubles" of "… is 86,000 roubles.", "" of "… is 4."."""
+    numbers = list(_NUMBER.finditer(text))
+    return text[numbers[-1].end():].strip(" \u00a0.,;!?") if numbers else ""
+
+
+def test_another_entitys_value_is_said_in_the_unit_the_topic_uses(scenarios):
+    """A confusable turn states a value of the topic's relation as the topic's turns state it:
+    "86,000 roubles" beside "279,000 roubles", never beside a bare "279,000"."""
+    settings = DialogueSettings(confusables=1.0)
+    checked = Counter()
+    for scenario in scenarios:
+        numeric = [(f, w) for f, w in zip(scenario.facts, scenario.wording["en"].facts, strict=True)
+                   if f.object.kind == "literal" and type(f.object.python) in (int, Decimal)
+                   and f.subject.value == scenario.entity.value]
+        if not numeric:
+            continue
+        for lang in LANGS:
+            own = {w.noun.casefold(): f for f, w in zip(scenario.facts, scenario.wording[lang].facts, strict=True)
+                   if any(f is g for g, _ in numeric)}
+            dialogue = build_dialogue(scenario, lang, settings, item_rng(0, scenario, lang), others=scenarios)
+            for turn in dialogue.turns:
+                if turn.kind != "confusable":
+                    continue
+                for noun, fact in own.items():
+                    if noun in turn.text.casefold():
+                        unit = _unit_after_number(render_value(fact, scenario, lang))
+                        assert _unit_after_number(turn.text) == unit, (render_value(fact, scenario, lang), turn.text)
+                        checked[bool(unit)] += 1
+    assert checked[True] >= 10 and checked[False] >= 10, checked

@@ -15,10 +15,11 @@ from llm_fault_injector import FaultInjectingServer
 from kgsynth.cli._app import run
 from kgsynth.formats import morph
 from kgsynth.kg import KnowledgeGraph, demo_graph_path, readable_name
-from kgsynth.kg.vocab import KGS
+from kgsynth.kg.vocab import KGS, XSD
 from kgsynth.lexicon import suggest_words
 from kgsynth.lexicon._checks import refusal
 from kgsynth.llm import LLMGateway, ModelConfig
+from kgsynth.queries import Node
 from kgsynth.synth.naming.lexicon import Lexicon
 from kgsynth.synth.naming.words import relation_words, russian_of, singular
 
@@ -180,6 +181,23 @@ def test_fb15k_words_read_back_by_synthesis(fb15k_words, tmp_path):
     relation = type("R", (), {"value": genre.iri})()
     assert lexicon.form(relation, "noun", "en") == "genre" and lexicon.form(relation, "noun", "ru") == "жанр"
     assert lexicon.form(relation, "inverse_noun", "ru") == "фильм"
+
+
+def test_fb15k_a_date_that_is_only_a_year_is_named_by_the_year(fb15k_words, tmp_path):
+    """FB15k-237 stores its dates as years: "the date of death is 1969" is said "the year of
+    death is 1969", «год смерти — 1969», the Russian noun agreeing as a masculine one."""
+    lexicon_file = tmp_path / "lexicon.ttl"
+    lexicon_file.write_text(fb15k_words.turtle("FB15k-237"), encoding="utf-8")
+    lexicon = Lexicon(KnowledgeGraph.load(lexicon_file))
+    year = Node(kind="literal", value="1969", datatype=XSD + "gYear", lang=None, label="1969", labels={})
+    dated = [t for t in fb15k_words.terms if ("noun", "en") in t.forms and "date" in t.forms["noun", "en"].text.split()]
+    assert len(dated) >= 10
+    for term in dated:
+        relation = Node(kind="iri", value=term.iri, datatype=None, lang=None, label=term.iri, labels={})
+        english, russian = (lexicon.stating_noun(relation, lang, year) for lang in ("en", "ru"))
+        assert "year" in english.split() and "date" not in english.split(), english
+        if term.forms["noun", "ru"].text.startswith("дата"):
+            assert russian.startswith("год") and morph.agree("какой", russian) == "какой", russian
 
 
 # ------------------------------------------------------------------ with a model (fault injector)

@@ -291,6 +291,22 @@ def test_no_library_or_fallback_question_spells_out_a_method():
     assert questions and [q for q in questions if _METHOD.search(q)] == []
 
 
+# a bridge's slots and a person's, in Russian: the words a library question over a bridge is filled with
+_BRIDGE_SLOTS = {"{bridge:gent}": "супруга", "{bridge:datv}": "супругу", "{bridge}": "супруг", "{entity:gent}": "Анны Петровой",
+                 "{entity:datv}": "Анне Петровой", "{entity}": "Анна Петрова", "{event}": "смерти"}
+
+
+def test_no_library_question_over_a_bridge_chains_three_russian_genitives():
+    """«от года рождения композитора фильма «Alien»» chains four genitives; a question over a
+    bridge says whose date it reads with at most two («в год смерти супруга»)."""
+    library = load_library()
+    questions = [wording.question.ru for entry in library.one_hop for wording in (entry.day, entry.year)]
+    for question in questions:
+        filled = re.sub(r"\{[a-z:]+\}", lambda m: _BRIDGE_SLOTS[m[0]], question)
+        assert morph.genitive_run(filled) <= 2, filled
+    assert len(questions) >= 6
+
+
 _EN_ONLY = """
 @prefix ex: <http://x.example/> .
 @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .

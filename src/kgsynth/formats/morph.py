@@ -170,6 +170,9 @@ def _decline_head(words: list[str], case: str, number: str) -> list[str]:
         tail = written[len(word):]
         if not _CYRILLIC_WORD.fullmatch(word):
             return words  # a code or a foreign word before the head: leave the phrase alone
+        if i == 0 and (compound := _compound(word, case, number)):
+            out[0] = compound + tail
+            return out
         noun = _nominative(word, pos=frozenset({"NOUN"}), names=not word[:1].islower()) or _plural_noun(word)
         if noun is not None and _modifies_next(word, words[i + 1:]):
             noun = None  # "часовой пояс": an adjective that is a noun too, before the noun it agrees with
@@ -190,6 +193,20 @@ def _decline_head(words: list[str], case: str, number: str) -> list[str]:
         if noun is not None or (_nominative(word, pos=_AGREEING) or _plural_agreeing(word)) is None:
             return words  # an indeclinable noun (Сочи) or not a noun phrase
     return words
+
+
+def _compound(word: str, case: str, number: str) -> str | None:
+    """A compound of two nouns («страна-участница», «член-корреспондент») in ``case``, each
+    part declined, the second with the first's animacy: «страны-участницы» as objects, not
+    «страны-участниц»; None for any other word."""
+    first, hyphen, second = word.partition("-")
+    head = hyphen and _nominative(first, pos=frozenset({"NOUN"}), names=False)
+    tail = head and _nominative(second, pos=frozenset({"NOUN"}), names=False)
+    if not tail:
+        return None
+    # the accusative of a thing is its nominative in the plural and for a masculine noun
+    inanimate = case == "accs" and "anim" not in head.tag and (number == "plur" or tail.tag.gender == "masc")
+    return f"{_inflected(head, {case, number}, first)}-{_inflected(tail, {'nomn' if inanimate else case, number}, second)}"
 
 
 def _modifies_next(word: str, rest: list[str]) -> bool:
@@ -259,7 +276,8 @@ def may_name_a_person(phrase: str) -> bool:
     for i, word in enumerate(words):
         if not _CYRILLIC_WORD.fullmatch(word):
             return False
-        nouns = [p for p in _parses(word.casefold()) if p.tag.POS == "NOUN" and "nomn" in p.tag]
+        # a compound is what its first part is: «страна-участница» is a country, «член-корреспондент» a person
+        nouns = [p for p in _parses(word.casefold().split("-")[0]) if p.tag.POS == "NOUN" and "nomn" in p.tag]
         if nouns and not _modifies_next(word.casefold(), words[i + 1:]):
             return any("anim" in p.tag for p in nouns)
     return False

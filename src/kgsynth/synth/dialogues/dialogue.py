@@ -22,7 +22,7 @@ import datetime as dt
 import math
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from typing import Literal
 
@@ -146,7 +146,7 @@ def _render(node: Node, fact: Fact, scenario: Scenario, lang: str, value: object
     unit = scenario.rule.unit if scenario.rule else None
     if isinstance(value, bool):
         return YES_NO[lang][0 if value else 1]
-    if node.datatype and node.datatype.endswith("#gYear"):  # a year, not an amount: "2013", never "2,013"
+    if _is_year(node):  # a year, not an amount: "2013", never "2,013"
         return node.value if value == node.python else str(value)  # as written, or a slip of it
     if isinstance(value, int | Decimal):
         value = locale.as_written(value) if isinstance(value, Decimal) else value
@@ -160,6 +160,10 @@ def _render(node: Node, fact: Fact, scenario: Scenario, lang: str, value: object
     if isinstance(value, dt.date):
         return locale.format_date(value, lang)
     return node.value
+
+
+def _is_year(node: Node) -> bool:
+    return bool(node.datatype) and node.datatype.endswith("#gYear")
 
 
 def _wrong_value(value: object, rng: random.Random) -> object | None:
@@ -410,11 +414,30 @@ def _confusable_facts(scenario: Scenario, lang: str, others: Sequence[Scenario],
     texts = {*values, *([gold] if isinstance(gold, str) else gold)}
     numbers = frozenset().union(*map(numbers_in, texts))  # "150,000" and "150,000 roubles" are one value
     objects = {f.object.python for f in scenario.facts if not isinstance(f.object.python, bool)}
-    found = [said for other in others for relation, said, value_numbers in _facts_of_entity(other, lang)
+    found = [said for other in others for relation, said, value_numbers in _in_topic_terms(scenario, other, lang)
              if type(said[3]) is kinds.get(relation) and said[1] not in texts and said[3] not in objects
              and said[3] not in misstated
              and not numbers & value_numbers]
     return list(dict.fromkeys(found))  # two lent scenarios about one entity share its facts: each said once
+
+
+def _in_topic_terms(scenario: Scenario, other: Scenario, lang: str) -> Iterator[tuple[str, tuple, frozenset]]:
+    """:func:`_facts_of_entity` of ``other``, each value said as the topic says its own (:func:`as_topic_says`)."""
+    for relation, said, value_numbers in _facts_of_entity(other, lang):
+        written = as_topic_says(scenario, relation, said[3], said[1], lang)
+        yield (relation, said, value_numbers) if written == said[1] else \
+            (relation, (said[0], written, said[2], said[3]), numbers_in(written))
+
+
+def as_topic_says(scenario: Scenario, relation: str, value: object, said: str, lang: str) -> str:
+    """Another entity's ``value`` of ``relation`` (``said`` as its own scenario says it) as the
+    topic's dialogue says its own: a number in the unit the topic's rule gives ("1.83 m",
+    "22,800 roubles"), else bare, so that one item never says a height with its unit in one
+    turn and without it in the next."""
+    fact = next((f for f in scenario.facts if f.relation.value == relation), None)
+    if fact is None or not isinstance(value, int | Decimal) or isinstance(value, bool) or _is_year(fact.object):
+        return said
+    return _render(fact.object, fact, scenario, lang, value)
 
 
 def _facts_of_entity(scenario: Scenario, lang: str) -> list[tuple[str, tuple[str, str | None, str, object], frozenset]]:
@@ -602,7 +625,10 @@ class _Writer:
 
     def _another(self, noun: str) -> str:
         """A noun as a further value of its relation: "another monthly purchase", «ещё одна покупка за месяц»."""
-        return f"another {noun}" if self.lang == "en" else f"ещё {morph.agree('один', noun)} {noun}"
+        if self.lang == "en":
+            return f"another {noun}"
+        noun = noun.removeprefix("другой ").removeprefix("другая ")  # «ещё один лауреат», not «ещё один другой лауреат»
+        return f"ещё {morph.agree('один', noun)} {noun}"
 
     def _pick(self, kind: str) -> str:
         return self._fresh(self.phrases[kind])

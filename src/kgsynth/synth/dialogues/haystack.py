@@ -54,6 +54,7 @@ from kgsynth.synth.dialogues.dialogue import (
     DialogueSettings,
     Turn,
     VerbaliserError,
+    as_topic_says,
     build_dialogue,
     count_tokens,
     render_value,
@@ -635,7 +636,7 @@ class ScenarioSource(Source):
             other = self._draw(rng, related=True)
             if other is None or not self._fits(other):
                 continue
-            options = [(i, f) for i, f in enumerate(self.pool.facts(other, self.lang))
+            options = [(i, f) for i, f in enumerate(map(self._in_topic_terms, self.pool.facts(other, self.lang)))
                        if f[0] in self.relation_set and (other.id, i) not in self.said and f[4] not in self.objects
                        and self.guard.allows(f[2].casefold(), *f[5])]
             if options:
@@ -645,6 +646,13 @@ class ScenarioSource(Source):
                 if self.fresh((text,)):
                     return Unit((text,), count_tokens(text), names=True)
         return None
+
+
+    def _in_topic_terms(self, said: tuple) -> tuple:
+        """A fact of :meth:`Pool.facts` with its value said as the topic says its own."""
+        relation, noun_of, value, statement, python, _ = said
+        written = as_topic_says(self.scenario, relation, python, value, self.lang)
+        return said if written == value else (relation, noun_of, written, statement, python, readings(written))
 
 
 def entity_fact(noun_of: str, value: str, statement: str | None, lang: str, rng: random.Random) -> str:

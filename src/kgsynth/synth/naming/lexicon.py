@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict
 from kgsynth.formats import locale, morph
 from kgsynth.formats.answers import has_word
 from kgsynth.kg import KnowledgeGraph, local_name
-from kgsynth.kg.vocab import KGS, RDF_TYPE, XSD
+from kgsynth.kg.vocab import KGS, LABEL_PATH, RDF_TYPE, XSD
 from kgsynth.queries import Node, share_field_names
 from kgsynth.synth.naming.words import inflection, relation_words, russian_of
 
@@ -61,6 +61,15 @@ _DOMAINS_QUERY = "SELECT ?c ?d WHERE { ?c <%sdomain> ?d }" % KGS
 _PREPOSITIONS = frozenset("in at by of for on to from with into about as under over per within".split())
 _CYRILLIC = re.compile(r"[А-Яа-яЁё]")
 _YES_NO = {"en": ("yes", "no"), "ru": ("да", "нет")}
+_DATE_WORD = re.compile(r"\bdate\b")
+# a person's gender as graphs record it: a relation so named (schema:gender, foaf:gender, Freebase's
+# people/person/gender, Wikidata's P21) whose value, or its label, says "female"
+_GENDER_QUERY = ("SELECT ?g ?label WHERE {\n#VALUES\n?e ?p ?g . FILTER(REGEX(STR(?p), \"(gender|sex|P21)$\", \"i\"))\n"
+                 f"OPTIONAL {{ ?g {LABEL_PATH} ?label }} }}")
+_FEMALE = frozenset({"female", "woman", "f", "женский", "женщина", "q6581072"})
+# Russian nouns of a person that name a woman in their feminine («супруга», «подруга»)
+_FEMININE_RU = {"супруг": "супруга", "друг": "подруга", "партнёр": "партнёрша", "актёр": "актриса",
+                "студент": "студентка", "победитель": "победительница"}
 
 
 def is_cyrillic(text: str) -> bool:
@@ -86,6 +95,7 @@ class Lexicon:
         self._kinds: dict[str, str | None] = {}  # entity IRI -> its Russian kind noun, for Latin names
         self._typed: dict[str, str | None] = {}  # entity IRI -> the type its relations' paths name, in English
         self._domains: dict[str, str] = {}  # class (or category, rule) IRI -> local name of its kgs:domain
+        self._women: dict[str, bool] = {}  # entity IRI -> whether a gender relation says she is a woman
         rows = sorted(kg.select(_DOMAINS_QUERY), key=lambda row: (row[0].value, row[1].value), reverse=True)
         for cls, domain in rows:
             if isinstance(domain, ox.NamedNode):  # the first domain by IRI wins (written last)
@@ -111,6 +121,41 @@ class Lexicon:
                                 value_class.label_in("en") if value_class else None)
         return russian_noun(relation.labels.get("ru"), self.noun(relation, "en", value),
                             value_class.labels.get("ru") if value_class else None)
+
+    def stating_noun(self, relation: Node, lang: str, value: Node) -> str:
+        """The noun of a sentence or question that states ``value``: :meth:`noun`, except that
+        a date whose value is only a year is named by the year ("the year of death is 1969",
+        «год смерти — 1969»), as a person says it; a rule's question, which asks of the date,
+        keeps :meth:`noun`."""
+        noun = self.noun(relation, lang, value)
+        if value.kind != "literal" or not (value.datatype or "").endswith("#gYear"):
+            return noun
+        if lang == "en":
+            return _DATE_WORD.sub("year", noun)
+        return "год" + noun[4:] if noun == "дата" or noun.startswith("дата ") else noun
+
+    def in_value_gender(self, noun: str, value: Node) -> str:
+        """A Russian noun of a person in the gender of the person it names: «супруга» of a
+        woman, where the relation's noun is «супруг»."""
+        if not any(w in _FEMININE_RU for w in noun.split()) or not self.is_woman(value):
+            return noun
+        words = noun.split()
+        at = next(i for i, w in enumerate(words) if w in _FEMININE_RU)
+        feminine = _FEMININE_RU[words[at]]
+        return " ".join([*(morph.agree(w, feminine) for w in words[:at]), feminine, *words[at + 1:]])  # «бывшая партнёрша»
+
+    def is_woman(self, node: Node) -> bool:
+        """Whether an entity is a woman: her Russian name says so, or a gender relation of hers does."""
+        if node.kind != "iri":
+            return False
+        gender = morph.person_gender(node.labels.get("ru", ""))
+        if gender:
+            return gender == "femn"
+        if node.value not in self._women:
+            said = (t for row in self.kg.select(_GENDER_QUERY, (("e",), [(ox.NamedNode(node.value),)])) for t in row if t)
+            self._women[node.value] = any(
+                (local_name(t.value) if isinstance(t, ox.NamedNode) else t.value).casefold() in _FEMALE for t in said)
+        return self._women[node.value]
 
     def inverse_noun(self, relation: Node, lang: str, subject: Node | None = None) -> str:
         """What the subject is to the relation's value ("employee" of a department)."""
@@ -612,7 +657,9 @@ _WORD = re.compile(r"[A-Za-zА-Яа-яЁё]+")
 
 
 def _fact_wording(lexicon: Lexicon, fact, lang: str) -> FactWording:
-    noun = lexicon.noun(fact.relation, lang, fact.object)
+    noun = lexicon.stating_noun(fact.relation, lang, fact.object)
+    if lang == "ru" and fact.object.kind == "iri":
+        noun = lexicon.in_value_gender(noun, fact.object)
     which = "what" if lang == "en" else morph.agree("какой", noun)
     subject = naming(fact.subject, lang, lexicon)
     boolean = fact.object.kind == "literal" and fact.object.datatype == XSD + "boolean"

@@ -283,7 +283,7 @@ class _Asker:
         self.lex = lexicon
 
     def noun(self, fact: Fact) -> str:
-        return self.lex.noun(fact.relation, self.lang, fact.object)
+        return self.lex.stating_noun(fact.relation, self.lang, fact.object)
 
     def inverse(self, fact: Fact) -> str:
         return self.lex.inverse_noun(fact.relation, self.lang, fact.subject)

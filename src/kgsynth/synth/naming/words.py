@@ -63,8 +63,10 @@ class RelationWords:
         if self.outer and self.via in _MEASURES:
             return f"{self.name} of the {glossary().english.get(self.outer) or singular(self.outer)}"
         english = glossary().english
-        context = self.outer or self.subject  # "ethnicity people" is a member, "cause of death people" a victim
-        given = english.get(f"{context} {self.name}") if context else None
+        # the most specific context first: an award winning work's "award winner" is no co-winner
+        contexts = [f"{self.subject} {self.outer}"] if self.subject and self.outer else []
+        contexts += [c for c in (self.outer or self.subject,) if c]  # "ethnicity people" is a member, "cause of death people" a victim
+        given = next((english[f"{c} {self.name}"] for c in contexts if f"{c} {self.name}" in english), None)
         return given or english.get(self.name) or _with_unit(self.name) or singular(self.name)
 
     @property
