@@ -307,7 +307,8 @@ def _label(iri: str, lang: str) -> str:
 def test_years_older_is_asked_of_the_older_of_a_couple_only(tmp_path):
     """A worked example: Boris Orlov, born 1 June 1957, is 2 full years older than his spouse
     Anna Orlova, born 10 May 1960 (three calendar years, the third not reached by 10 May);
-    nothing is asked of Anna, whose spouse's birth is before her own."""
+    nothing is asked of Anna, whose spouse's birth is before her own. The Russian names her
+    «супруга»: her name says she is a woman."""
     prefixes = "".join(line + "\n" for line in RULES.splitlines() if line.startswith("@prefix"))
     older = "ex:r-older" + RULES.split("ex:r-older", 1)[1].split("ex:r-dow-director", 1)[0]
     rule = prefixes + 'ex:spouse rdfs:label "spouse"@en, "супруг"@ru .\n' + older
@@ -323,7 +324,7 @@ ex:anna rdfs:label "Anna Orlova"@en, "Анна Орлова"@ru ; ex:born "1960-
     scenarios = [s for sg in sample_subgraphs(kg, "rule_application", limit=10, seed=0) for s in builder.build(sg)]
     assert {(s.entity.label, s.gold["en"]) for s in scenarios} == {("Boris Orlov", "2")}
     assert scenarios[0].question == {"en": "How many full years older is Boris Orlov than the spouse?",
-                                     "ru": "На сколько полных лет Борис Орлов старше, чем супруг Бориса Орлова?"}
+                                     "ru": "На сколько полных лет Борис Орлов старше, чем супруга Бориса Орлова?"}
 
 
 def test_a_misstated_year_is_said_as_the_slip_not_as_the_true_year(library):

@@ -391,3 +391,29 @@ def test_russian_chains_of_genitives_are_counted_as_english_counts_of(text, link
 ])
 def test_the_year_of_a_date_is_said_once(asked, lang, said):
     assert _year_of_a_date(asked, lang) == said
+
+
+_GENRES = """
+@prefix ex: <http://genre.example/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+ex:Genre rdfs:label "genre"@en, "жанр"@ru .
+ex:artist rdfs:label "artist"@en, "исполнитель"@ru .
+ex:folk a ex:Genre ; rdfs:label "Folk rock"@en ; ex:artist ex:chris, ex:melissa .
+ex:pop a ex:Genre ; rdfs:label "Pop music"@en ; ex:artist ex:melissa, ex:jlo .
+ex:chris rdfs:label "Chris Seefried"@en . ex:melissa rdfs:label "Melissa Etheridge"@en . ex:jlo rdfs:label "Jennifer Lopez"@en .
+"""
+
+
+def test_two_values_of_one_relation_are_asked_as_members_not_twice_by_name(tmp_path):
+    """"Which is the genre whose artist is A and whose artist is B?" says one relation twice:
+    the subject with both values is asked for as the one that has both among its values."""
+    (tmp_path / "g.ttl").write_text(_GENRES, encoding="utf-8")
+    kg = KnowledgeGraph.load(tmp_path / "g.ttl")
+    builder = ScenarioBuilder(kg, {})
+    questions = {s.question["en"]: s.question["ru"] for sg in sample_subgraphs(kg, "conditional", variant="shared_subject", limit=20)
+                 for s in builder.build(sg)}
+    assert questions
+    for english, russian in questions.items():
+        assert re.fullmatch(r"Which genre has [\w ]+ and [\w ]+ among its artists\?", english), english
+        assert re.fullmatch(r"У какого жанра среди исполнителей есть и [\w ]+, и [\w ]+\?", russian), russian
+    assert "Which genre has Chris Seefried and Melissa Etheridge among its artists?" in questions

@@ -89,7 +89,8 @@ def rule_question(rule: Rule, entity: Node, lang: str, lexicon: Lexicon, facts: 
     links = {f.object.value: f for f in facts if f.role is None}  # entity -> bridge, by bridge
 
     def bridge_noun(link: Fact, form: str) -> str:
-        return _role_noun(lexicon.noun(link.relation, lang, link.object), form, lang)
+        noun = lexicon.noun(link.relation, lang, link.object)
+        return _role_noun(lexicon.in_value_gender(noun, link.object) if lang == "ru" else noun, form, lang)  # «супруга»
 
     def slot(match: re.Match) -> str:
         name, form = match.group(1), match.group(2) or "nomn"
@@ -435,6 +436,10 @@ class _English(_Asker):
 
     def shared_subject(self, a: Fact, b: Fact) -> str:
         inverse = self.inverse(a)
+        if a.relation == b.relation:  # "Which genre has Chris Seefried and Melissa Etheridge among its artists?"
+            whose = "their" if self.lex.is_person(a.subject) else "its"
+            return (f"Which {inverse} has {self.name(a.object)} and {self.name(b.object)} "
+                    f"among {whose} {english_plural(self.of_inverse(a, inverse))}?")
         return (f"Which is the {inverse} whose {self.of_inverse(a, inverse)} is {self.name(a.object)} "
                 f"and whose {self.of_inverse(b, inverse)} is {self.name(b.object)}?")
 
@@ -529,7 +534,11 @@ class _Russian(_Asker):
 
     def shared_subject(self, a: Fact, b: Fact) -> str:
         inverse = self.inverse(a)
-        return (f"У {morph.agree('какой', inverse, 'gent')} {morph.decline(inverse, 'gent')} "
+        which = f"У {morph.agree('какой', inverse, 'gent')} {morph.decline(inverse, 'gent')}"
+        if a.relation == b.relation:  # «У какой причины смерти среди жертв есть и John Lennon, и Adolf Hitler?»
+            among = morph.decline(self.of_inverse(a, inverse), "gent", "plur")
+            return f"{which} среди {among} есть и {self.name(a.object)}, и {self.name(b.object)}?"
+        return (f"{which} "
                 f"{self.of_inverse(a, inverse)} — {self.name(a.object)}, а {self.of_inverse(b, inverse)} — {self.name(b.object)}?")
 
     def shared_object(self, a: Fact, b: Fact) -> str:
