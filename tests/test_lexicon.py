@@ -106,6 +106,9 @@ def test_english_noun_from_a_label(label, iri, noun):
     ("Людмила Богданова", "accs", "Людмилу Богданову"),
     ("Заказ ORD-2024-00003", "datv", "Заказу ORD-2024-00003"),
     ("ИТ-отдел «Гранит Строй»", "gent", "ИТ-отдела «Гранит Строй»"),
+    ("Санкт-Петербург", "gent", "Санкт-Петербурга"),  # a hyphenated name declines whole, its parts as written
+    ("Ростов-на-Дону", "datv", "Ростову-на-Дону"),
+    ("страна-участница", "gent", "страны-участницы"),  # a compound of two nouns declines both
     ("месячная зарплата", "ablt", "месячной зарплатой"),
     ("ценовой сегмент гостиницы", "accs", "ценовой сегмент гостиницы"),
     ("Казань", "gent", "Казани"),
@@ -363,3 +366,19 @@ def test_a_person_noun_takes_the_gender_of_the_person_it_names(tmp_path, entity,
         assert said == ["супруга", "бывшая партнёрша", "актриса дубляжа", "режиссёр"]
     else:
         assert said == ["супруг", "бывший партнёр", "актёр дубляжа", "режиссёр"]
+
+
+@pytest.mark.parametrize(("label", "kind", "said"), [
+    ("University of Portland", "university", "the University of Portland"),
+    ("University College Dublin", "university", "University College Dublin"),
+    ("Queens College, City University of New York", "college", "Queens College, City University of New York"),
+    ("Middle East", "region", "the Middle East"),
+    ("Tampa Bay Buccaneers", "sports team", "the Tampa Bay Buccaneers"),
+    ("Boston Red Sox", "sports team", "the Boston Red Sox"),
+    ("Newell's Old Boys", "sports team", "Newell's Old Boys"),
+])
+def test_an_english_proper_name_takes_the_as_english_says_it(tmp_path, label, kind, said):
+    (tmp_path / "g.ttl").write_text(f"""@prefix ex: <http://n.example/> . @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+ex:k rdfs:label "{kind}"@en . ex:e a ex:k ; rdfs:label "{label}"@en .""", encoding="utf-8")
+    node = Node(kind="iri", value="http://n.example/e", datatype=None, lang=None, label=label, labels={"en": label})
+    assert Lexicon(KnowledgeGraph.load(tmp_path / "g.ttl")).referent(node, "en") == said

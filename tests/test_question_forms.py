@@ -417,3 +417,52 @@ def test_two_values_of_one_relation_are_asked_as_members_not_twice_by_name(tmp_p
         assert re.fullmatch(r"Which genre has [\w ]+ and [\w ]+ among its artists\?", english), english
         assert re.fullmatch(r"У какого жанра среди исполнителей есть и [\w ]+, и [\w ]+\?", russian), russian
     assert "Which genre has Chris Seefried and Melissa Etheridge among its artists?" in questions
+
+
+def test_an_inverse_set_lists_only_what_its_noun_names(demo_kg):
+    """"List every hotel whose city is Sochi" may not list the Sunny store: on the demo, the
+    store and two hotels are located in Sochi. An inverse set whose members' nouns differ
+    (a class each, no noun the graph gives the relation for all) is not asked; "every
+    resident", the relation's own noun for employees and customers alike, is."""
+    lexicon, builder = Lexicon(demo_kg), ScenarioBuilder(demo_kg, {})
+    asked, mixed, residents = 0, 0, 0
+    for subgraph in sample_subgraphs(demo_kg, "set", variant="inverse", limit=400, seed=0):
+        nouns = {lexicon.inverse_noun(f.relation, "en", f.subject) for f in subgraph.facts}
+        classes = {getattr(lexicon.class_of(f.subject), "value", None) for f in subgraph.facts}
+        scenarios = list(builder.build(subgraph))
+        if len(nouns) > 1:
+            mixed += 1
+            assert scenarios == [], scenarios[0].question
+        asked += bool(scenarios)
+        residents += bool(scenarios) and len(classes) > 1
+    assert mixed and residents and asked >= 20, (mixed, residents, asked)
+
+
+_DUBLIN = """
+@prefix ex: <http://dublin.example/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+ex:Person rdfs:label "person"@en, "человек"@ru . ex:Organization rdfs:label "organization"@en, "организация"@ru .
+ex:bornIn rdfs:label "place of birth"@en, "место рождения"@ru .
+ex:region rdfs:label "headquarters region"@en, "регион штаб-квартиры"@ru .
+ex:gibbons a ex:Person ; rdfs:label "Cedric Gibbons"@en ; ex:bornIn ex:dublin .
+ex:dublin rdfs:label "Dublin"@en .
+ex:ucd a ex:Organization ; rdfs:label "University College Dublin"@en ; ex:region ex:dublin .
+ex:tcd a ex:Organization ; rdfs:label "Trinity College, Dublin"@en ; ex:region ex:dublin .
+"""
+
+
+def test_a_member_whose_name_says_its_value_is_still_named(tmp_path):
+    """"List every organization whose headquarters region is the place of birth of Cedric
+    Gibbons": "University College Dublin" says its region in its name, but nothing else names
+    it, so its fact is stated; a dialogue that left it to the name would name no member."""
+    (tmp_path / "g.ttl").write_text(_DUBLIN, encoding="utf-8")
+    kg = KnowledgeGraph.load(tmp_path / "g.ttl")
+    builder = ScenarioBuilder(kg, {})
+    scenarios = [s for sg in sample_subgraphs(kg, "multihop_set", variant="2-hop-last", limit=5) for s in builder.build(sg)]
+    assert scenarios
+    for scenario in scenarios:
+        assert all(said_by_name(f) for f in scenario.facts[1:])  # the names say Dublin
+        for lang in ("en", "ru"):
+            item = make_item(scenario, lang, DialogueSettings(), 0)
+            text = " ".join(t.text for t in item.dialogue)
+            assert "University College Dublin" in text and "Trinity College, Dublin" in text, text

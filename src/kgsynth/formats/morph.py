@@ -67,7 +67,7 @@ def _nominative(word: str, gender: str | None = None, pos: frozenset[str] = froz
 
 def _inflected(parse, grammemes: set[str], like: str) -> str:
     """``parse`` inflected to ``grammemes``, keeping how ``like`` writes the letters the two
-    forms share ("ИТ-отдел" -> "ИТ-отдела", "Ёлка" -> "Ёлки")."""
+    forms share ("ИТ-отдел" -> "ИТ-отдела", "Ёлка" -> "Ёлки", "Ростов-на-Дону" -> "Ростова-на-Дону")."""
     form = parse.inflect(grammemes)
     if form is None:
         return like
@@ -76,7 +76,10 @@ def _inflected(parse, grammemes: set[str], like: str) -> str:
     folded = like.casefold().replace("ё", "е")
     while shared < min(len(word), len(like)) and word[shared].replace("ё", "е") == folded[shared]:
         shared += 1
-    return like[:shared] + word[shared:]
+    said, parts = like[:shared] + word[shared:], like.split("-")
+    if len(parts) > 1 and said.count("-") == len(parts) - 1:  # each part as written opens it: «Ростова-на-Дону»
+        said = "-".join(p[:1].upper() + p[1:] if w[:1].isupper() else p for p, w in zip(said.split("-"), parts, strict=True))
+    return said
 
 
 @functools.lru_cache(maxsize=65536)
@@ -200,6 +203,8 @@ def _compound(word: str, case: str, number: str) -> str | None:
     part declined, the second with the first's animacy: «страны-участницы» as objects, not
     «страны-участниц»; None for any other word."""
     first, hyphen, second = word.partition("-")
+    if not first.islower():
+        return None  # a name («Санкт-Петербург», «Нью-Йорк») declines as pymorphy reads it whole
     head = hyphen and _nominative(first, pos=frozenset({"NOUN"}), names=False)
     tail = head and _nominative(second, pos=frozenset({"NOUN"}), names=False)
     if not tail:

@@ -40,9 +40,9 @@ from kgsynth.synth.scenarios.scenario import (
     RESERVED_TURNS,
     Difficulty,
     Scenario,
+    carried_facts,
     merge_pieces,
     misstatable,
-    said_by_name,
     said_in_name,
     several_valued,
 )
@@ -434,8 +434,10 @@ def as_topic_says(scenario: Scenario, relation: str, value: object, said: str, l
     topic's dialogue says its own: a number in the unit the topic's rule gives ("1.83 m",
     "22,800 roubles"), else bare, so that one item never says a height with its unit in one
     turn and without it in the next."""
+    if not isinstance(value, int | Decimal) or isinstance(value, bool):  # the cheap test first: most values are no number
+        return said
     fact = next((f for f in scenario.facts if f.relation.value == relation), None)
-    if fact is None or not isinstance(value, int | Decimal) or isinstance(value, bool) or _is_year(fact.object):
+    if fact is None or _is_year(fact.object):
         return said
     return _render(fact.object, fact, scenario, lang, value)
 
@@ -468,10 +470,10 @@ def _said_as_a_value(scenario: Scenario, index: int) -> bool:
 
 
 def carried(scenario: Scenario) -> tuple[bool, ...]:
-    """Whether each fact's value is said by its subject's name (:func:`said_by_name`), kept with
+    """Whether each fact's value is said by its subject's name (:func:`carried_facts`), kept with
     the scenario: every item made of it, in each language, asks this of each fact several times."""
     if "carried" not in scenario.derived:
-        scenario.derived["carried"] = tuple(map(said_by_name, scenario.facts))
+        scenario.derived["carried"] = carried_facts(scenario.facts, scenario.entity)
     return scenario.derived["carried"]
 
 

@@ -636,9 +636,9 @@ class ScenarioSource(Source):
             other = self._draw(rng, related=True)
             if other is None or not self._fits(other):
                 continue
-            options = [(i, f) for i, f in enumerate(map(self._in_topic_terms, self.pool.facts(other, self.lang)))
-                       if f[0] in self.relation_set and (other.id, i) not in self.said and f[4] not in self.objects
-                       and self.guard.allows(f[2].casefold(), *f[5])]
+            shared = ((i, self._in_topic_terms(f)) for i, f in enumerate(self.pool.facts(other, self.lang))
+                      if f[0] in self.relation_set and (other.id, i) not in self.said and f[4] not in self.objects)
+            options = [(i, f) for i, f in shared if self.guard.allows(f[2].casefold(), *f[5])]
             if options:
                 i, (_, noun_of, value, statement, _, _) = rng.choice(options)
                 self.said.add((other.id, i))

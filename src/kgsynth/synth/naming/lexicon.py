@@ -356,15 +356,16 @@ class Lexicon:
         Buccaneers": an ordinal first; a name with a complement ("of", "for", "in"), a
         state's first word ("United ..."), or a head such as Ocean, Awards, Zone; a team's
         plural. Not people's names, nor titles of works ("Eternal Sunshine of the Spotless Mind")."""
-        words = label.split(" (")[0].split()
-        if len(words) < 2 or words[0].casefold() == "the":
-            return False
+        # the name before a bracket or a comma ("Queens College, City University of New York")
+        words = label.split(" (")[0].split(",")[0].split()
+        if len(words) < 2 or words[0].casefold() == "the" or any(w.endswith("'s") for w in words):
+            return False  # "Newell's Old Boys", "Macy's": a possessive is the name's own determiner
         if _ORDINAL.fullmatch(words[0]):
             return True
         head = _REGION_SUFFIX.sub("", words[-1]).casefold()  # FB15k-237 writes "Mountain Time Zone-US"
         by_words = (words[0] in _THE_OPENERS or head in _THE_HEADS
                     or any(w in _COMPLEMENTS for w in words[1:-1]))
-        plural = words[-1].endswith("s") and not words[-1].endswith("ss")
+        plural = (words[-1].endswith("s") and not words[-1].endswith("ss")) or words[-1] == "Sox"
         if not (by_words or plural):  # most names: what the entity is cannot change the answer, and costs queries
             return False
         kind = self._english_kind(node) or ""  # unknown on a graph without types (DBpedia's names alone)
@@ -399,8 +400,9 @@ _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")
 _NAMING_NOUNS = frozenset("title level status type category grade class rank tier segment purpose tariff".split())
 _REGION_SUFFIX = re.compile(r"-(?:GB|US|AU|CA|IE|NZ)$")  # a label's locale glued to it
 _COMPLEMENTS = frozenset({"of", "for", "in", "on"})
-_THE_OPENERS = frozenset({"United", "Republic", "Kingdom", "University", "Federation", "Commonwealth"})
-_THE_HEADS = frozenset("ocean sea river gulf channel mountains alps islands empire republic kingdom union "
+# "University" is none: "the University of Portland" takes "the" by its "of", "University College Dublin" none
+_THE_OPENERS = frozenset({"United", "Republic", "Kingdom", "Federation", "Commonwealth"})
+_THE_HEADS = frozenset("ocean sea river gulf channel mountains alps islands east empire republic kingdom union "
                        "federation zone awards games olympics powers states senate congress parliament navy army "
                        "party council commission organization organisation association".split())
 # kinds whose names are titles, said without an article whatever their words

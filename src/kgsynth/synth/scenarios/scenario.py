@@ -465,7 +465,7 @@ class ScenarioBuilder:
         shape = subgraph.shape
         facts = subgraph.facts
         entity = subgraph.mention[0]
-        if shape is Shape.multihop_set and not self._one_class_each(subgraph):
+        if not self._one_class_each(subgraph):
             return
         if shape in (Shape.set, Shape.multihop_set):
             fmt, gold_value = AnswerFormat.set, list(subgraph.answer)
@@ -514,10 +514,15 @@ class ScenarioBuilder:
                 and _DATE_WORDS.search(self.lexicon.noun(fact.relation, "en")) is not None)
 
     def _one_class_each(self, subgraph: Subgraph) -> bool:
-        """Whether a set-valued chain's members, and its ends, are each of one class (the
-        start, which the answer leaves out, aside): the question names them by one noun
-        ("List every employee ..."), which may come from the class, so a fan of offices and a
-        store cannot be asked."""
+        """Whether the members a question names by one noun are all what that noun says: an
+        inverse set's subjects ("List every hotel whose city is Sochi" may not list a store in
+        Sochi; "every resident" may list employees and customers), a set-valued chain's members
+        and its ends, each of one class (the start, which the answer leaves out, aside)."""
+        if subgraph.shape is Shape.set and subgraph.variant == "inverse":
+            return all(len({self.lexicon.inverse_noun(f.relation, lang, f.subject) for f in subgraph.facts}) == 1
+                       for lang in self.languages)
+        if subgraph.shape is not Shape.multihop_set:
+            return True
         chain = fan_chain(subgraph)
         return all(len({getattr(self.lexicon.class_of(n), "value", None) for n in nodes if n != chain.start}) == 1
                    for nodes in (chain.members, chain.ends))
@@ -709,7 +714,7 @@ class FactLayout(NamedTuple):
 def _layout(facts: Sequence[Fact], entity: Node) -> tuple[FactLayout, ...]:
     several = several_valued(facts)
     number = {entity.value: 0}
-    carried = tuple(map(said_by_name, facts))  # once a fact: misstatable() would ask again
+    carried = carried_facts(facts, entity)  # once a fact: misstatable() would ask again
     return tuple(FactLayout(i not in several and not carried[i] and _slips(f), carried[i],
                             number.setdefault(f.subject.value, len(number)), number.setdefault(f.object.value, len(number)))
                  for i, f in enumerate(facts))
@@ -828,6 +833,17 @@ def _slips(fact: Fact) -> bool:
     """Whether the fact's value is a number or a date, which a slip can misstate."""
     value = fact.object.python if fact.object.kind == "literal" else None
     return isinstance(value, int | Decimal | dt.date) and not isinstance(value, bool)
+
+
+def carried_facts(facts: Sequence[Fact], entity: Node) -> tuple[bool, ...]:
+    """Whether the dialogue says each fact by naming its subject (:func:`said_by_name`): only
+    where it names that subject anyway, as the entity or in a fact it states. A set's member
+    that only such a fact names ("University College Dublin", whose region is Dublin) has it
+    stated: else no turn would name the member at all."""
+    said = tuple(map(said_by_name, facts))
+    named = {entity.value} | {node.value for fact, by_name in zip(facts, said, strict=True) if not by_name
+                              for node in (fact.subject, fact.object)}
+    return tuple(by_name and fact.subject.value in named for fact, by_name in zip(facts, said, strict=True))
 
 
 def said_by_name(fact: Fact) -> bool:
