@@ -344,3 +344,36 @@ def test_a_misstated_year_is_said_as_the_slip_not_as_the_true_year(library):
                 assert turn.text.count(value) == 1, turn.text
                 assert not any(value in slip.text for slip in slips), [s.text for s in slips]
     assert scenarios_seen > 0
+
+
+def test_the_topic_is_named_again_after_its_bridges_fact(tmp_path):
+    """A worked example: "the year of death of Anthony Newley is 1999", then "the year of birth
+    is 1933" gives Newley Joan Collins's birth. A fact of the topic stated after a fact of its
+    bridge names the topic again."""
+    prefixes = "".join(line + "\n" for line in RULES.splitlines() if line.startswith("@prefix"))
+    rule = prefixes + """ex:born rdfs:label "date of birth"@en, "дата рождения"@ru .
+ex:died rdfs:label "date of death"@en, "дата смерти"@ru .
+ex:spouse rdfs:label "spouse"@en, "супруг"@ru .
+ex:r-widow a kgs:Rule ; kgs:origin kgs:Library ; kgs:kind kgs:Interval ; kgs:operation kgs:YearsBetween ;
+  kgs:input [ kgs:role "start" ; kgs:relation ex:born ] , [ kgs:role "end" ; kgs:relation ex:died ; kgs:via ex:spouse ] .
+"""
+    (tmp_path / "rules.ttl").write_text(rule, encoding="utf-8")
+    (tmp_path / "facts.ttl").write_text("""@prefix ex: <http://lib.example/> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+ex:joan rdfs:label "Joan Collins"@en, "Джоан Коллинз"@ru ; ex:born "1933-05-23"^^xsd:date ; ex:spouse ex:anthony .
+ex:anthony rdfs:label "Anthony Newley"@en, "Энтони Ньюли"@ru ; ex:died "1999-04-14"^^xsd:date .
+""", encoding="utf-8")
+    kg = KnowledgeGraph.load(tmp_path)
+    builder = ScenarioBuilder(kg, load_rules(kg))
+    scenarios = [s for sg in sample_subgraphs(kg, "rule_application", limit=10, seed=0) for s in builder.build(sg)]
+    after_bridge = 0
+    for scenario in scenarios:
+        for lang, seed in ((lang, seed) for lang in ("en", "ru") for seed in range(12)):
+            item = make_item(scenario, lang, DialogueSettings(), seed)
+            facts = [(t, scenario.facts[t.facts[0]]) for t in item.dialogue if t.kind == "fact" and t.facts]
+            for (_, before), (turn, fact) in zip(facts, facts[1:], strict=False):
+                if before.subject.value == "http://lib.example/anthony" and fact.subject.value == "http://lib.example/joan":
+                    after_bridge += 1
+                    assert "Joan Collins" in turn.text or "Джоан Коллинз" in turn.text, item.dialogue
+    assert after_bridge

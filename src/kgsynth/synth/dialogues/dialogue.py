@@ -570,6 +570,8 @@ class _Writer:
                 parts.append(_cap(self._pick(whose).format(value=self.spoken[i], wrong=wrong, **self._noun_slots(i))))
             else:
                 parts.append(self._statement(i, self.spoken[i]))
+            if self.s.facts[i].subject.value != self.s.entity.value:
+                self.named = False  # after a bridge's fact the topic is named again: its "year of birth" is not the bridge's
         return _tidy(" ".join(parts)), piece.facts
 
     def _confusable(self, noun_of: str, value: str, statement: str | None) -> str:
