@@ -151,6 +151,7 @@ def test_the_object_of_a_verb_is_in_the_accusative(phrase, taken):
     ("государственная должность", "государственные должности"),
     ("номинированная работа", "номинированные работы"),
     ("страна-участница", "страны-участницы"),  # countries, though «участница» is a person
+    ("тип союза", "типы союза"),  # a kind, though «тип» may be a guy
 ])
 def test_a_listed_plural_is_in_the_accusative(phrase, listed):
     assert morph.accusative(phrase, "plur") == listed

@@ -466,3 +466,25 @@ def test_a_member_whose_name_says_its_value_is_still_named(tmp_path):
             item = make_item(scenario, lang, DialogueSettings(), 0)
             text = " ".join(t.text for t in item.dialogue)
             assert "University College Dublin" in text and "Trinity College, Dublin" in text, text
+
+
+_SPOUSES = """
+@prefix ex: <http://spouse.example/> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix schema: <http://schema.org/> .
+ex:Person rdfs:label "person"@en, "человек"@ru .
+ex:spouse rdfs:label "spouse"@en, "супруг"@ru .
+ex:guy a ex:Person ; rdfs:label "Guy Ritchie"@en ; ex:spouse ex:madonna .
+ex:sean a ex:Person ; rdfs:label "Sean Penn"@en ; ex:spouse ex:madonna .
+ex:madonna a ex:Person ; rdfs:label "Madonna"@en ; schema:gender "female" .
+"""
+
+
+def test_a_woman_a_question_names_is_named_by_the_feminine_noun(tmp_path):
+    """«Перечислите всех людей, у которых супруга — Madonna»: the question names her, so its
+    noun is hers, as the dialogue's «Супруга — Madonna.» is."""
+    (tmp_path / "g.ttl").write_text(_SPOUSES, encoding="utf-8")
+    kg = KnowledgeGraph.load(tmp_path / "g.ttl")
+    builder = ScenarioBuilder(kg, {})
+    questions = [s.question["ru"] for sg in sample_subgraphs(kg, "set", variant="inverse", limit=5) for s in builder.build(sg)]
+    assert questions and all("у которых супруга — Madonna" in q for q in questions), questions

@@ -275,6 +275,10 @@ def accusative(phrase: str, number: str = "sing") -> str:
     return decline(phrase, "accs", number)
 
 
+# nouns whose reading as a person is slang («тип» a guy): as a relation's head they name a kind («тип союза»)
+_KINDS_NOT_PEOPLE = frozenset({"тип", "вид", "род"})
+
+
 def may_name_a_person(phrase: str) -> bool:
     """Whether the head noun of ``phrase`` has a reading as a person."""
     words = phrase.split()
@@ -282,7 +286,10 @@ def may_name_a_person(phrase: str) -> bool:
         if not _CYRILLIC_WORD.fullmatch(word):
             return False
         # a compound is what its first part is: «страна-участница» is a country, «член-корреспондент» a person
-        nouns = [p for p in _parses(word.casefold().split("-")[0]) if p.tag.POS == "NOUN" and "nomn" in p.tag]
+        head = word.casefold().split("-")[0]
+        if head in _KINDS_NOT_PEOPLE:
+            return False
+        nouns = [p for p in _parses(head) if p.tag.POS == "NOUN" and "nomn" in p.tag]
         if nouns and not _modifies_next(word.casefold(), words[i + 1:]):
             return any("anim" in p.tag for p in nouns)
     return False

@@ -293,9 +293,14 @@ class _Asker:
         """A value as a question says it: with "the" before an English common noun ("whose item is the plush bear")."""
         return self.lex.referent(node, self.lang, case)
 
-    def of_inverse(self, fact: Fact, inverse: str) -> str:
-        """The noun said of what ``inverse`` names, without the words it repeats ("number" of an order)."""
-        return shortened(self.noun(fact), inverse, self.lang)
+    def of_inverse(self, fact: Fact, inverse: str, gendered: bool = True) -> str:
+        """The noun said of what ``inverse`` names, without the words it repeats ("number" of an
+        order); before the value it names, a Russian noun of a person in her gender («у которого
+        супруга — Madonna»): the question names her, so it gives nothing away."""
+        noun = self.noun(fact)
+        if gendered and self.lang == "ru" and fact.object.kind == "iri":
+            noun = self.lex.in_value_gender(noun, fact.object)
+        return shortened(noun, inverse, self.lang)
 
     def simple(self, fact: Fact) -> str:
         if isinstance(fact.object.python, bool):
@@ -536,7 +541,7 @@ class _Russian(_Asker):
         inverse = self.inverse(a)
         which = f"У {morph.agree('какой', inverse, 'gent')} {morph.decline(inverse, 'gent')}"
         if a.relation == b.relation:  # «У какой причины смерти среди жертв есть и John Lennon, и Adolf Hitler?»
-            among = morph.decline(self.of_inverse(a, inverse), "gent", "plur")
+            among = morph.decline(self.of_inverse(a, inverse, gendered=False), "gent", "plur")
             return f"{which} среди {among} есть и {self.name(a.object)}, и {self.name(b.object)}?"
         return (f"{which} "
                 f"{self.of_inverse(a, inverse)} — {self.name(a.object)}, а {self.of_inverse(b, inverse)} — {self.name(b.object)}?")
