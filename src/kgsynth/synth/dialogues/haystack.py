@@ -647,7 +647,6 @@ class ScenarioSource(Source):
                     return Unit((text,), count_tokens(text), names=True)
         return None
 
-
     def _in_topic_terms(self, said: tuple) -> tuple:
         """A fact of :meth:`Pool.facts` with its value said as the topic says its own."""
         relation, noun_of, value, statement, python, _ = said
