@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -13,7 +12,7 @@ import pyoxigraph as ox
 from kgsynth.errors import GraphLoadError, KgsynthError
 from kgsynth.kg import _load
 from kgsynth.kg._backends import Backend, Credentials, EndpointBackend, OxigraphBackend, Rows
-from kgsynth.kg._terms import NUMERIC_TYPES, Term, bind_values, readable_name, to_python
+from kgsynth.kg._terms import NUMERIC_TYPES, REGION_MARK, Term, bind_values, readable_name, to_python
 from kgsynth.kg.vocab import FACT_OBJECT, FACT_SUBJECT, KGS, LABEL_PATH, LABEL_PREDICATES
 
 if TYPE_CHECKING:
@@ -38,8 +37,6 @@ _VOCABULARY_QUERY = f"""SELECT DISTINCT ?v WHERE {{
 }}"""
 _FIND_QUERY = f"SELECT DISTINCT ?e WHERE {{\n  #VALUES\n  ?e {LABEL_PATH} ?label .\n}}"
 _TAKEN_QUERY = f"SELECT DISTINCT ?l WHERE {{\n  #VALUES\n  ?e {LABEL_PATH} ?l .\n}}"
-# an English label with its variant's region glued on: FB15k-237's "Actor-GB", "Mountain Time Zone-US"
-_REGION_MARK = re.compile(r"(.*[^\W\d_])-(?:GB|US|AU|CA|IE|NZ)")
 
 
 class KnowledgeGraph:
@@ -229,9 +226,9 @@ class KnowledgeGraph:
         """``chosen`` with each English label that has its region glued on said without it
         ("Actor-GB" as "Actor"), unless some entity's label is the name without it: FB15k-237
         has both "Batman" and "Batman-US", which must stay two names."""
-        marked = {(term, lang): m[1] for term, by_lang in chosen.items() for lang, label in by_lang.items()
-                  if lang.split("-")[0] in ("", "en") and (m := _REGION_MARK.fullmatch(label))
-                  and any(c.islower() for c in m[1])}  # words, not a code ("ORD-GB")
+        marked = {(term, lang): label[:m.start()] for term, by_lang in chosen.items() for lang, label in by_lang.items()
+                  if lang.split("-")[0] in ("", "en") and (m := REGION_MARK.search(label))
+                  and any(c.islower() for c in label[:m.start()])}  # words, not a code ("ORD-GB")
         if not marked:
             return chosen
         names = sorted({(name, lang) for (_, lang), name in marked.items()})

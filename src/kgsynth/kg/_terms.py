@@ -181,6 +181,10 @@ def local_name(iri: str) -> str:
     return unquote(stripped) or iri
 
 
+# an English label with its variant's region glued on after a word: FB15k-237's "Actor-GB", "Mountain Time Zone-US"
+REGION_MARK = re.compile(r"(?<=[^\W\d_])-(?:GB|US|AU|CA|IE|NZ)$")
+
+
 def spells_a_path(label: str) -> bool:
     """Whether a relation's label spells its IRI's path instead of naming it (FB15k-237's
     "people.person.nationality", "award award category category of"): a dot, a slash or an

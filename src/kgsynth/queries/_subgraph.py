@@ -103,6 +103,11 @@ class Node(CachedModel):
         """Typed value of a literal (Decimal, int, date, ...); the IRI string otherwise."""
         return to_python(self.value, self.datatype) if self.kind == "literal" else self.value
 
+    @property
+    def is_year(self) -> bool:
+        """A literal typed xsd:gYear: a year, said as written ("2013", never "2,013")."""
+        return bool(self.datatype) and self.datatype.endswith("#gYear")
+
     def __hash__(self) -> int:  # labels are a dict; the term identifies the node
         return hash((self.kind, self.value, self.datatype, self.lang))
 

@@ -146,7 +146,7 @@ def _render(node: Node, fact: Fact, scenario: Scenario, lang: str, value: object
     unit = scenario.rule.unit if scenario.rule else None
     if isinstance(value, bool):
         return YES_NO[lang][0 if value else 1]
-    if _is_year(node):  # a year, not an amount: "2013", never "2,013"
+    if node.is_year:  # a year, not an amount: "2013", never "2,013"
         return node.value if value == node.python else str(value)  # as written, or a slip of it
     if isinstance(value, int | Decimal):
         value = locale.as_written(value) if isinstance(value, Decimal) else value
@@ -160,10 +160,6 @@ def _render(node: Node, fact: Fact, scenario: Scenario, lang: str, value: object
     if isinstance(value, dt.date):
         return locale.format_date(value, lang)
     return node.value
-
-
-def _is_year(node: Node) -> bool:
-    return bool(node.datatype) and node.datatype.endswith("#gYear")
 
 
 def _wrong_value(value: object, rng: random.Random) -> object | None:
@@ -437,7 +433,7 @@ def as_topic_says(scenario: Scenario, relation: str, value: object, said: str, l
     if not isinstance(value, int | Decimal) or isinstance(value, bool):  # the cheap test first: most values are no number
         return said
     fact = next((f for f in scenario.facts if f.relation.value == relation), None)
-    if fact is None or _is_year(fact.object):
+    if fact is None or fact.object.is_year:
         return said
     return _render(fact.object, fact, scenario, lang, value)
 

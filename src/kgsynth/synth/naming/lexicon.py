@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kgsynth.formats import locale, morph
 from kgsynth.formats.answers import has_word
-from kgsynth.kg import KnowledgeGraph, local_name
+from kgsynth.kg import REGION_MARK, KnowledgeGraph, local_name
 from kgsynth.kg.vocab import KGS, LABEL_PATH, RDF_TYPE, XSD
 from kgsynth.queries import Node, share_field_names
 from kgsynth.synth.naming.words import inflection, relation_words, russian_of
@@ -128,7 +128,7 @@ class Lexicon:
         «год смерти — 1969»), as a person says it; a rule's question, which asks of the date,
         keeps :meth:`noun`."""
         noun = self.noun(relation, lang, value)
-        if value.kind != "literal" or not (value.datatype or "").endswith("#gYear"):
+        if not value.is_year:
             return noun
         if lang == "en":
             return _DATE_WORD.sub("year", noun)
@@ -362,7 +362,7 @@ class Lexicon:
             return False  # "Newell's Old Boys", "Macy's": a possessive is the name's own determiner
         if _ORDINAL.fullmatch(words[0]):
             return True
-        head = _REGION_SUFFIX.sub("", words[-1]).casefold()  # FB15k-237 writes "Mountain Time Zone-US"
+        head = REGION_MARK.sub("", words[-1]).casefold()  # a name kept with its region ("Comedy-GB"): its head without it
         by_words = (words[0] in _THE_OPENERS or head in _THE_HEADS
                     or any(w in _COMPLEMENTS for w in words[1:-1]))
         plural = (words[-1].endswith("s") and not words[-1].endswith("ss")) or words[-1] == "Sox"
@@ -398,7 +398,6 @@ class Lexicon:
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")
 # nouns whose value names a kind or a title, said without an article
 _NAMING_NOUNS = frozenset("title level status type category grade class rank tier segment purpose tariff".split())
-_REGION_SUFFIX = re.compile(r"-(?:GB|US|AU|CA|IE|NZ)$")  # a label's locale glued to it
 _COMPLEMENTS = frozenset({"of", "for", "in", "on"})
 # "University" is none: "the University of Portland" takes "the" by its "of", "University College Dublin" none
 _THE_OPENERS = frozenset({"United", "Republic", "Kingdom", "Federation", "Commonwealth"})
@@ -415,7 +414,7 @@ def spoken_value(node: Node, lang: str) -> str:
     value = node.python
     if isinstance(value, bool):
         return _YES_NO[lang][0 if value else 1]
-    if node.datatype and node.datatype.endswith("#gYear"):
+    if node.is_year:
         return node.value
     if isinstance(value, dt.datetime):
         return locale.format_date(value.date(), lang)
